@@ -1,0 +1,276 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// ArchiveBox writes JSON with Python's json.dumps defaults: ", " and ": "
+// separators, every non-ASCII character escaped as \uXXXX (ensure_ascii) and
+// no HTML escaping. folio writes the same bytes so that files it rewrites
+// look like ArchiveBox wrote them and diff cleanly against ArchiveBox output.
+
+// Member is one key of a JSON object with its value kept as raw bytes.
+type Member struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Object is a JSON object that remembers its key order and keeps every
+// value byte for byte, so unknown keys survive a rewrite unchanged.
+type Object []Member
+
+// Get returns the raw value of key (the last one if the key repeats).
+func (o Object) Get(key string) (json.RawMessage, bool) {
+	for i := len(o) - 1; i >= 0; i-- {
+		if o[i].Key == key {
+			return o[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// String returns the value of key when it is a JSON string.
+func (o Object) String(key string) string {
+	raw, ok := o.Get(key)
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// Set replaces the value of key in place, or appends the key, as Python's
+// {**existing, **canonical} does.
+func (o *Object) Set(key string, value json.RawMessage) {
+	for i := range *o {
+		if (*o)[i].Key == key {
+			(*o)[i].Value = value
+			return
+		}
+	}
+	*o = append(*o, Member{key, value})
+}
+
+// parseObject decodes one JSON object keeping key order and raw values.
+func parseObject(data []byte) (Object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var obj Object
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("object key is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		obj = append(obj, Member{key, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after object")
+	}
+	// Token() does not notice garbage after the closing brace.
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return nil, fmt.Errorf("trailing data after object")
+	}
+	return obj, nil
+}
+
+// AppendPy appends the Python-style encoding of obj.
+func (o Object) AppendPy(b []byte) []byte {
+	b = append(b, '{')
+	for i, m := range o {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendPyString(b, m.Key)
+		b = append(b, ": "...)
+		b = append(b, m.Value...)
+	}
+	return append(b, '}')
+}
+
+// py encodes a Go value the way Python's json.dumps would. It supports the
+// shapes folio writes: nil, bool, strings, integers, string slices, time
+// (ISO 8601 or null), Object and ordered maps given as Object.
+func py(v any) json.RawMessage {
+	return appendPy(nil, v)
+}
+
+func appendPy(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case string:
+		return appendPyString(b, v)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case []string:
+		b = append(b, '[')
+		for i, s := range v {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendPyString(b, s)
+		}
+		return append(b, ']')
+	case time.Time:
+		if v.IsZero() {
+			return append(b, "null"...)
+		}
+		return appendPyString(b, IsoTime(v))
+	case Object:
+		return v.AppendPy(b)
+	case json.RawMessage:
+		if len(v) == 0 {
+			return append(b, "null"...)
+		}
+		return append(b, v...)
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendPyString(b, k)
+			b = append(b, ": "...)
+			b = appendPy(b, v[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendPy(b, e)
+		}
+		return append(b, ']')
+	}
+	panic(fmt.Sprintf("archive: no Python JSON encoding for %T", v))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendPyString escapes like Python's ensure_ascii encoder: everything
+// outside printable ASCII becomes \uXXXX (surrogate pairs above U+FFFF).
+func appendPyString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			b = append(b, c)
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"':
+				b = append(b, `\"`...)
+			case '\\':
+				b = append(b, `\\`...)
+			case '\n':
+				b = append(b, `\n`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\t':
+				b = append(b, `\t`...)
+			case '\b':
+				b = append(b, `\b`...)
+			case '\f':
+				b = append(b, `\f`...)
+			default:
+				b = appendU(b, rune(c))
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r > 0xffff {
+			r -= 0x10000
+			b = appendU(b, 0xd800+(r>>10))
+			b = appendU(b, 0xdc00+(r&0x3ff))
+			continue
+		}
+		b = appendU(b, r) // invalid UTF-8 decodes to U+FFFD
+	}
+	return append(b, '"')
+}
+
+func appendU(b []byte, r rune) []byte {
+	return append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+}
+
+// IsoTime formats t as Python's datetime.isoformat() does for an aware UTC
+// datetime: microseconds only when non-zero, offset as +00:00.
+func IsoTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()/1000 != 0 {
+		return t.Format("2006-01-02T15:04:05.000000") + "+00:00"
+	}
+	return t.Format("2006-01-02T15:04:05") + "+00:00"
+}
+
+// ParseTime accepts what ArchiveBox ever wrote for a datetime: ISO 8601
+// with "T" or a space, with or without fractions, with "Z", an offset or
+// naive (read as UTC), and unix seconds as a string or number.
+func ParseTime(s string) (time.Time, bool) {
+	if s == "" || s == "null" || s == "None" {
+		return time.Time{}, false
+	}
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1e11 {
+		sec := int64(f)
+		return time.Unix(sec, int64((f-float64(sec))*1e6)*1000).UTC(), true
+	}
+	return time.Time{}, false
+}
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}

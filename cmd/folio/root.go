@@ -1,0 +1,91 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"folio/archive"
+)
+
+// env holds what every command shares: the global flags and the streams.
+type env struct {
+	dataDir string
+	quiet   bool
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// commands lists the constructors of folio's subcommands; each command
+// file adds its own in init so command files stay independent.
+var commands []func(*env) *cobra.Command
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "folio",
+		Short: "Keep a filesystem-first web archive and publish it as a static site",
+		Long: `folio keeps a filesystem-first web archive. Its collections are ArchiveBox
+collections: the same data directory, the same archive/users/<user>/snapshots/...
+tree and the same per-snapshot index.jsonl. folio migrates collections written by
+any ArchiveBox version, keeps a rebuildable catalog of them, and exports them as
+static sites that work from disk or any static host.
+
+The data directory is --data-dir, else $FOLIO_DATA_DIR, else the current directory.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVarP(&e.dataDir, "data-dir", "D", "", "collection directory (default $FOLIO_DATA_DIR, else the current directory)")
+	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "print only results and errors")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, newCmd := range commands {
+		cmd := newCmd(e)
+		if cmd.Args == nil {
+			cmd.Args = cobra.NoArgs
+		}
+		cmd.Args = usageArgs(cmd.Args)
+		root.AddCommand(cmd)
+	}
+	return root
+}
+
+// usageArgs turns cobra's argument validation failures into usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// dir returns the data directory the user chose.
+func (e *env) dir() string {
+	if e.dataDir != "" {
+		return e.dataDir
+	}
+	if d := os.Getenv("FOLIO_DATA_DIR"); d != "" {
+		return d
+	}
+	return "."
+}
+
+// open opens the collection in the data directory.
+func (e *env) open() (*archive.Collection, error) {
+	return archive.Open(e.dir())
+}
+
+// printer returns the Printer for progress and messages on stderr.
+func (e *env) printer() *printer {
+	tty := false
+	if f, ok := e.stderr.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return newPrinter(e.stderr, tty, e.quiet)
+}
