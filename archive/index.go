@@ -232,8 +232,9 @@ func sameRaw(_ string, a, b json.RawMessage) bool {
 }
 
 // sameSnapshotValue treats values that decode to the same Snapshot field as
-// equal: "" and null titles, dashed and compact ids, any spelling of the
-// same instant.
+// equal: "" and null titles, tag lists in any order, any spelling of the
+// same instant. Ids are compared byte for byte so a rewrite always leaves
+// them in the compact form ArchiveBox 0.9.4 uses.
 func sameSnapshotValue(key string, a, b json.RawMessage) bool {
 	if sameRaw(key, a, b) {
 		return true
@@ -242,8 +243,6 @@ func sameSnapshotValue(key string, a, b json.RawMessage) bool {
 	switch key {
 	case "title", "status", "fs_version", "url", "notes", "schema_version":
 		return x.String(key) == y.String(key)
-	case "id", "crawl_id":
-		return compactID(x.String(key)) == compactID(y.String(key))
 	case "timestamp":
 		return scalarString(x, key) == scalarString(y, key)
 	case "bookmarked_at", "created_at":

@@ -1,0 +1,89 @@
+package archive_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"folio/archive"
+)
+
+func TestInitRefusesForeignDirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "thesis.docx"), []byte("x"), 0o644)
+	_, err := archive.Init(dir, false)
+	if !errors.Is(err, archive.ErrNotEmpty) || !strings.Contains(err.Error(), "thesis.docx") {
+		t.Fatalf("want ErrNotEmpty naming the file, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".folio")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a refused init must create nothing")
+	}
+	res, err := archive.Init(dir, true)
+	if err != nil || res.Existing {
+		t.Fatalf("forced init: %v %+v", err, res)
+	}
+	for _, p := range []string{"archive/users", "sources", "logs", ".folio"} {
+		if st, err := os.Stat(filepath.Join(dir, p)); err != nil || !st.IsDir() {
+			t.Errorf("missing %s", p)
+		}
+	}
+}
+
+func TestInitAcceptsArchiveBoxDirUntouched(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.sqlite3"), []byte("db bytes"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ArchiveBox.conf"), []byte("[SERVER_CONFIG]\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "archive", "1508259732"), 0o755)
+	res, err := archive.Init(dir, false)
+	if err != nil || !res.Existing {
+		t.Fatalf("init on ArchiveBox dir: %v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "index.sqlite3")); string(b) != "db bytes" {
+		t.Fatal("init changed index.sqlite3")
+	}
+	again, err := archive.Init(dir, false)
+	if err != nil || len(again.Created) != 0 {
+		t.Fatalf("second init must be a no-op: %v %+v", err, again)
+	}
+}
+
+func TestOpenNeverInitedArchiveBoxDir(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "archive", "1508259732"), 0o755)
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.Path(".folio")); err != nil {
+		t.Fatal("Open must create .folio/ on first use")
+	}
+	if _, err := archive.Open(t.TempDir()); !errors.Is(err, archive.ErrNotCollection) {
+		t.Fatalf("open of an empty dir: want ErrNotCollection, got %v", err)
+	}
+}
+
+func TestLockIsExclusive(t *testing.T) {
+	res, err := archive.Init(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collection
+	l, err := c.Lock("reindex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Lock("export")
+	if !errors.Is(err, archive.ErrLocked) || !strings.Contains(err.Error(), "folio reindex") {
+		t.Fatalf("second lock: want ErrLocked naming the holder, got %v", err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := c.Lock("export")
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	l2.Unlock()
+}
