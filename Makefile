@@ -1,0 +1,40 @@
+# folio — make demo runs the main job on bundled data, make test runs every test.
+export PATH := /usr/local/go/bin:$(PATH)
+GO ?= go
+BIN := bin/folio
+DEMO_DIR ?= $(CURDIR)/bin/demo
+
+.PHONY: build demo test deps vet bench fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/folio
+
+demo: build
+	$(BIN) demo --out $(DEMO_DIR)
+
+# deps installs what the tests need: Debian's chromium for the browser tests.
+deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing chromium (needed by the browser tests)"; \
+		apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium; }; }
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+test: deps vet
+	CI=$${CI:-1} $(GO) test -race -timeout 20m ./...
+
+# bench measures the speed goals of PRODUCT.md against baselines taken in the
+# same run (cat, cp -a, hugo); N sets the collection size.
+N ?= 100000
+bench: build
+	@command -v hugo >/dev/null 2>&1 || apt-get install -y hugo >/dev/null 2>&1 || true
+	$(GO) run ./cmd/folio-bench -n $(N)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseIndex -fuzztime 30s ./archive
+	$(GO) test -run '^$$' -fuzz FuzzParseLegacyIndex -fuzztime 30s ./archive
+
+clean:
+	rm -rf bin
