@@ -1,0 +1,260 @@
+package migrate
+
+import (
+	"html"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"folio/archive"
+	"folio/layout"
+)
+
+// cleanTitle normalises a title candidate as ArchiveBox's reconciliation
+// does: stripped non-empty lines joined with a space, HTML entities
+// decoded; it reports false for titles ArchiveBox rejects: empty,
+// "pending...", "no title found", "unable to detect page title" (any case),
+// the URL itself, anything starting with http:// or https://, and paths
+// ending in .txt.
+func cleanTitle(title, url string) (string, bool) {
+	var parts []string
+	for _, l := range strings.Split(html.UnescapeString(title), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	t := strings.Join(parts, " ")
+	low := strings.ToLower(t)
+	switch {
+	case t == "", low == "pending...", low == "no title found", low == "unable to detect page title",
+		t == strings.TrimSpace(url),
+		strings.HasPrefix(low, "http://"), strings.HasPrefix(low, "https://"),
+		strings.Contains(t, "/") && strings.HasSuffix(low, ".txt"):
+		return "", false
+	}
+	return t, true
+}
+
+// bestTitle keeps the longest valid candidate (the first on a tie); "" when
+// none is valid.
+func bestTitle(url string, candidates ...string) string {
+	best := ""
+	for _, c := range candidates {
+		if t, ok := cleanTitle(c, url); ok && utf8.RuneCountInString(t) > utf8.RuneCountInString(best) {
+			best = t
+		}
+	}
+	return best
+}
+
+// resultTitle is the newest succeeded title result's output, the fallback
+// when no index or database title is valid.
+func resultTitle(url string, rs []archive.Result) string {
+	var newest *archive.Result
+	for i := range rs {
+		r := &rs[i]
+		if r.Plugin == "title" && r.Status == archive.StatusSucceeded && r.OutputStr != "" {
+			if newest == nil || !r.StartTS.Before(newest.StartTS) {
+				newest = r
+			}
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return bestTitle(url, newest.OutputStr)
+}
+
+// sqliteReal is SQLite's CAST(text AS REAL): the longest numeric prefix
+// after leading spaces, 0 when there is none.
+func sqliteReal(s string) float64 {
+	s = strings.TrimLeft(s, " \t\n\r\f\v")
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+			digits++
+		}
+		i = j
+	}
+	if digits == 0 {
+		return 0
+	}
+	end := i
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if k > j {
+			end = k
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(s[:end], "."), 64)
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
+// legacyBookmarkedAt is bookmarked_at of a 0.4-0.7 row after ArchiveBox's
+// 0.9 migration: datetime(timestamp, 'unixepoch') (whole seconds) when
+// CAST(timestamp AS REAL) lies in [788918400, 2082758400], else added, else
+// now.
+func legacyBookmarkedAt(ts string, added, now time.Time) time.Time {
+	f := sqliteReal(ts)
+	if f >= layout.MinLegacyTimestamp && f <= layout.MaxLegacyTimestamp {
+		return time.Unix(int64(math.Floor(f)), 0).UTC()
+	}
+	if !added.IsZero() {
+		return added
+	}
+	return now
+}
+
+// snapshotStatus normalises a snapshot's lifecycle status: the four states
+// are kept, anything else (including none, as in 0.4-0.7 databases that
+// had no status column) is sealed, which is what ArchiveBox's migration
+// leaves.
+func snapshotStatus(s string) string {
+	switch s = strings.ToLower(strings.TrimSpace(s)); s {
+	case "queued", "started", "sealed", "paused":
+		return s
+	}
+	return "sealed"
+}
+
+// resultKey is how ArchiveBox's reconciliation keys results: one row per
+// (plugin, hook_name).
+type resultKey struct{ plugin, hook string }
+
+// collapseResults keeps one result per (plugin, hook_name): the later one
+// (by start_ts; by position when the times are equal or missing), so a
+// failed try followed by a successful retry becomes one succeeded result.
+// The order of first appearance is kept.
+func collapseResults(rs []archive.Result) []archive.Result {
+	at := map[resultKey]int{}
+	var out []archive.Result
+	for _, r := range rs {
+		k := resultKey{r.Plugin, r.HookName}
+		i, seen := at[k]
+		if !seen {
+			at[k] = len(out)
+			out = append(out, r)
+			continue
+		}
+		if !r.StartTS.Before(out[i].StartTS) || r.StartTS.IsZero() || out[i].StartTS.IsZero() {
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// mergeResults combines database results (all kept, they are the truth)
+// with results from the folder's index: an index result whose (plugin,
+// hook_name) the database has only fills fields the newest database row of
+// that key leaves empty; the others are added. Every result gets snapshot
+// id sid, an id (new ones from ids) and a normalised status.
+func mergeResults(sid string, db, idx []archive.Result, ids archive.IDSource) []archive.Result {
+	out := make([]archive.Result, 0, len(db)+len(idx))
+	newest := map[resultKey]int{}
+	for _, r := range db {
+		newest[resultKey{r.Plugin, r.HookName}] = len(out)
+		out = append(out, r)
+	}
+	for _, r := range collapseResults(idx) {
+		if i, ok := newest[resultKey{r.Plugin, r.HookName}]; ok {
+			fillResult(&out[i], r)
+			continue
+		}
+		out = append(out, r)
+	}
+	for i := range out {
+		r := &out[i]
+		r.SnapshotID = sid
+		if id, ok := layout.ParseID(r.ID); ok {
+			r.ID = id
+		} else {
+			r.ID = ids()
+		}
+		r.Status = archive.NormalizeStatus(r.Status)
+		if len(r.Plugin) > 32 {
+			r.Plugin = r.Plugin[:32]
+		}
+	}
+	if len(db) > 0 {
+		sortResults(out)
+	}
+	return out
+}
+
+func fillResult(dst *archive.Result, src archive.Result) {
+	if dst.OutputStr == "" {
+		dst.OutputStr = src.OutputStr
+	}
+	if len(dst.Cmd) == 0 {
+		dst.Cmd = src.Cmd
+	}
+	if dst.Pwd == "" {
+		dst.Pwd = src.Pwd
+	}
+	if dst.CmdVersion == "" {
+		dst.CmdVersion = src.CmdVersion
+	}
+	if dst.StartTS.IsZero() {
+		dst.StartTS = src.StartTS
+	}
+	if dst.EndTS.IsZero() {
+		dst.EndTS = src.EndTS
+	}
+	if len(dst.OutputFiles) == 0 {
+		dst.OutputFiles = src.OutputFiles
+	}
+	if len(dst.OutputJSON) == 0 {
+		dst.OutputJSON = src.OutputJSON
+	}
+}
+
+// waybackURL recovers the original URL from the first line of
+// archive.org.txt: "https://web.archive.org/web/<ts>/<original>", also
+// "<ts>id_/<original>" and similar forms with one more segment. It returns
+// "" when the line is not a Wayback URL with an http(s) original.
+func waybackURL(firstLine string) string {
+	l := strings.TrimSpace(firstLine)
+	low := strings.ToLower(l)
+	if !strings.HasPrefix(low, "http://") && !strings.HasPrefix(low, "https://") {
+		return ""
+	}
+	i := strings.Index(low, "://web.archive.org/web/")
+	if i < 0 {
+		return ""
+	}
+	rest := l[i+len("://web.archive.org/web/"):]
+	for tries := 0; tries < 2; tries++ {
+		seg, after, ok := strings.Cut(rest, "/")
+		if !ok || seg == "" {
+			return ""
+		}
+		rest = after
+		lr := strings.ToLower(rest)
+		if strings.HasPrefix(lr, "http://") || strings.HasPrefix(lr, "https://") {
+			return rest
+		}
+	}
+	return ""
+}

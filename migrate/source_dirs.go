@@ -1,0 +1,245 @@
+package migrate
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive"
+	"folio/layout"
+)
+
+// folder is what Scan reads from one snapshot folder (legacy or 0.9).
+type folder struct {
+	name  string // last path component
+	rel   string // slash path relative to the data dir
+	mtime time.Time
+
+	snap      archive.Snapshot // first Snapshot record of index.jsonl, else index.json
+	hasSnap   bool
+	results   []archive.Result
+	foreign   [][]byte
+	from      string // "index.jsonl" or "index.json" when hasSnap
+	fsVersion string // detected from the record (formats spec §3.2)
+	wayback   string // original URL recovered from archive.org.txt
+	problems  []string
+	err       error // the folder could not be read
+}
+
+// readFolder reads the index files of the folder at abs. Missing files are
+// not errors; corrupt ones are noted in problems.
+func readFolder(abs string, f *folder) {
+	ix, _, err := archive.ReadIndex(abs)
+	switch {
+	case err == nil:
+		f.foreign = ix.Foreign()
+		if s, ok := ix.Snapshot(); ok {
+			f.snap, f.hasSnap, f.from = s, true, archive.IndexFile
+			f.results = ix.Results()
+			f.fsVersion = s.FSVersion
+			if f.fsVersion == "" {
+				f.fsVersion = "0.7.0"
+			}
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		f.err = fmt.Errorf("read %s: %w", filepath.Join(abs, archive.IndexFile), err)
+		return
+	}
+	if !f.hasSnap || f.snap.URL == "" {
+		li, err := archive.ReadLegacyIndex(abs)
+		switch {
+		case err == nil:
+			if !f.hasSnap || li.Snapshot.URL != "" {
+				f.snap, f.hasSnap, f.from = li.Snapshot, true, archive.LegacyIndexFile
+				f.results = li.Results
+				f.fsVersion = li.FSVersion
+			}
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrPermission):
+			f.err = err
+			return
+		default:
+			f.problems = append(f.problems, err.Error())
+		}
+	}
+	if !f.hasSnap || f.snap.URL == "" {
+		line, err := firstLine(filepath.Join(abs, "archive.org.txt"))
+		switch {
+		case err == nil:
+			f.wayback = waybackURL(line)
+		case errors.Is(err, fs.ErrPermission):
+			f.err = err
+		}
+	}
+}
+
+func firstLine(p string) (string, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	r := bufio.NewReaderSize(fh, 4096)
+	line, err := r.ReadString('\n')
+	if err != nil && line == "" {
+		if errors.Is(err, io.EOF) {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// readFolders reads fs in parallel.
+func readFolders(ctx context.Context, root string, fs []*folder, workers int, pr archive.Printer) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	var mu sync.Mutex
+	var done int64
+	for _, f := range fs {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			abs := filepath.Join(root, filepath.FromSlash(f.rel))
+			if f.mtime.IsZero() {
+				if st, err := os.Lstat(abs); err == nil {
+					f.mtime = st.ModTime()
+				}
+			}
+			readFolder(abs, f)
+			mu.Lock()
+			done++
+			n := done
+			mu.Unlock()
+			pr.Progress("scan", n, int64(len(fs)))
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// currentDir is a snapshot folder of the users/ tree.
+type currentDir struct {
+	rel      string
+	user     string
+	id       string // compact
+	dashed   bool
+	hasIndex bool // index.jsonl present (checked for compact dirs only)
+}
+
+// crawlDir is a crawl folder of the users/ tree.
+type crawlDir struct {
+	rel     string
+	user    string
+	id      string // compact
+	dashed  bool
+	created time.Time // from the date bucket of the path
+}
+
+// walkCurrent lists archive/users/<user>/{snapshots,crawls}/<date>/<domain>/<id>
+// folders. Symlinked folders at any level are projections, not snapshots,
+// and are not followed.
+func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, []crawlDir, error) {
+	usersAbs := filepath.Join(root, filepath.FromSlash(archive.UsersDir))
+	users, err := readDirs(usersAbs)
+	if err != nil {
+		return nil, nil, err
+	}
+	type job struct{ user, kind, date string }
+	var jobs []job
+	for _, u := range users {
+		for _, kind := range []string{"snapshots", "crawls"} {
+			dates, err := readDirs(filepath.Join(usersAbs, u, kind))
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, d := range dates {
+				jobs = append(jobs, job{u, kind, d})
+			}
+		}
+	}
+	var mu sync.Mutex
+	var snaps []currentDir
+	var crawls []crawlDir
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for _, j := range jobs {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			dateAbs := filepath.Join(usersAbs, j.user, j.kind, j.date)
+			domains, err := readDirs(dateAbs)
+			if err != nil {
+				return err
+			}
+			var ls []currentDir
+			var lc []crawlDir
+			for _, dom := range domains {
+				names, err := readDirs(filepath.Join(dateAbs, dom))
+				if err != nil {
+					return err
+				}
+				for _, name := range names {
+					id, ok := layout.ParseID(name)
+					if !ok || (!layout.IsCompactID(name) && !layout.IsDashedID(name)) {
+						continue
+					}
+					rel := path.Join(archive.UsersDir, j.user, j.kind, j.date, dom, name)
+					dashed := layout.IsDashedID(name)
+					if j.kind == "crawls" {
+						created, _ := time.Parse("20060102", j.date)
+						lc = append(lc, crawlDir{rel: rel, user: j.user, id: id, dashed: dashed, created: created})
+						continue
+					}
+					d := currentDir{rel: rel, user: j.user, id: id, dashed: dashed}
+					if !dashed {
+						_, err := os.Lstat(filepath.Join(dateAbs, dom, name, archive.IndexFile))
+						d.hasIndex = err == nil
+					}
+					ls = append(ls, d)
+				}
+			}
+			mu.Lock()
+			snaps = append(snaps, ls...)
+			crawls = append(crawls, lc...)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return snaps, crawls, nil
+}
+
+// readDirs returns the names of the real (non-symlink) directories in dir;
+// a missing dir has none.
+func readDirs(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}

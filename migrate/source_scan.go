@@ -1,0 +1,652 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"folio/archive"
+	"folio/layout"
+)
+
+// Scan reads the collection c — its legacy index.sqlite3 if any, every
+// archive/<timestamp> folder, every folder of the users/ tree — and decides
+// the identity of every snapshot as ArchiveBox's update does (formats spec
+// §3.3-3.5, §4.6, §7). It writes nothing. A database that cannot be read is
+// an error naming the file; a folder that cannot be read is reported to
+// OnError and listed in Skipped.
+func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Inventory, error) {
+	if opts.IDs == nil {
+		opts.IDs = archive.RandomIDs
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Printer == nil {
+		opts.Printer = archive.Discard
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	s := &scanner{c: c, opts: opts, now: opts.Now().UTC(), inv: &Inventory{},
+		claimed: map[string]bool{}, taken: map[string]bool{}, crawls: map[string]*Crawl{},
+		orphanURLs: map[string]bool{}, skippedTS: map[string]bool{}}
+	ldb, err := readLegacyDB(ctx, c.Path(archive.LegacyDB), s.now, opts.IDs)
+	if err != nil {
+		return nil, err
+	}
+	s.db = ldb
+	if ldb != nil {
+		s.inv.DBVersion = ldb.Version
+		ldb.ByURL = map[string][]*dbRow{}
+		for _, r := range ldb.Rows {
+			ldb.ByURL[r.URL] = append(ldb.ByURL[r.URL], r)
+			s.taken[r.Timestamp] = true
+		}
+	}
+	legacy, err := s.listArchive()
+	if err != nil {
+		return nil, err
+	}
+	cur, crawlDirs, err := walkCurrent(ctx, c.Dir, opts.Workers)
+	if err != nil {
+		return nil, err
+	}
+	s.crawlDirs = map[string]crawlDir{}
+	for _, cd := range crawlDirs {
+		if old, ok := s.crawlDirs[cd.id]; !ok || (old.dashed && !cd.dashed) {
+			s.crawlDirs[cd.id] = cd
+		}
+	}
+	s.compact = map[string]currentDir{}
+	var dashed []*folder
+	dashedDirs := map[string]currentDir{}
+	for _, d := range cur {
+		if d.dashed {
+			dashed = append(dashed, &folder{name: path.Base(d.rel), rel: d.rel})
+			dashedDirs[d.rel] = d
+		} else {
+			s.compact[d.id] = d
+		}
+	}
+	if err := readFolders(ctx, c.Dir, append(legacy, dashed...), opts.Workers, opts.Printer); err != nil {
+		return nil, err
+	}
+	// Phase 1 order: newest mtime first.
+	sort.SliceStable(legacy, func(i, j int) bool {
+		if !legacy[i].mtime.Equal(legacy[j].mtime) {
+			return legacy[i].mtime.After(legacy[j].mtime)
+		}
+		return legacy[i].name < legacy[j].name
+	})
+	for _, f := range legacy {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.legacyFolder(f)
+	}
+	sort.Slice(dashed, func(i, j int) bool { return dashed[i].rel < dashed[j].rel })
+	for _, f := range dashed {
+		s.dashedFolder(f, dashedDirs[f.rel])
+	}
+	if ldb != nil {
+		for _, r := range ldb.Rows {
+			if s.claimed[r.ID] || (opts.Resume != "" && r.Timestamp > opts.Resume) || s.skippedTS[r.Timestamp] {
+				continue
+			}
+			if d, ok := s.compact[r.ID]; ok {
+				if d.hasIndex {
+					continue // already current
+				}
+				s.addItem(s.rowItem(r, nil, d.rel))
+				continue
+			}
+			s.addItem(s.rowItem(r, nil, ""))
+		}
+	}
+	for id, d := range s.compact {
+		if d.hasIndex && !s.claimed[id] {
+			s.inv.Current++
+		}
+	}
+	s.finishCrawls(crawlDirs)
+	return s.inv, nil
+}
+
+type scanner struct {
+	c    *archive.Collection
+	opts ScanOptions
+	now  time.Time
+	db   *legacyDB
+	inv  *Inventory
+
+	claimed   map[string]bool // snapshot ids that have an item
+	taken     map[string]bool // timestamps in use
+	skippedTS map[string]bool // legacy folder names left out by Resume
+
+	compact   map[string]currentDir // compact-id snapshot folders by id
+	crawlDirs map[string]crawlDir   // crawl folders by compact id (compact preferred)
+	curByTS   map[string]currentSnap
+
+	crawls      map[string]*Crawl
+	crawlOrder  []*Crawl
+	auto        *Crawl
+	autoRows    []*dbRow
+	orphan      *Crawl
+	orphanURLs  map[string]bool
+	orphanLines []string
+}
+
+// currentSnap is the identity of a snapshot already in the current layout.
+type currentSnap struct {
+	id, url, user, crawlID string
+}
+
+// listArchive sorts the entries of archive/ into legacy folders (returned),
+// compatibility symlinks and skipped entries.
+func (s *scanner) listArchive() ([]*folder, error) {
+	dir := s.c.Path(archive.ArchiveDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	usersReal, _ := filepath.EvalSymlinks(s.c.Path(archive.UsersDir))
+	var out []*folder
+	for _, e := range entries {
+		name := e.Name()
+		rel := archive.ArchiveDir + "/" + name
+		if layout.Reserved(name) || strings.HasPrefix(name, ".") {
+			continue
+		}
+		_, legacy := layout.LegacyTimestamp(name)
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			if !legacy {
+				s.skip(rel, "symlink whose name is not a legacy timestamp")
+				continue
+			}
+			target, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+			switch {
+			case err != nil:
+				s.skip(rel, "broken symlink")
+			case usersReal != "" && strings.HasPrefix(target, usersReal+string(filepath.Separator)):
+				s.inv.Symlinks = append(s.inv.Symlinks, rel)
+			default:
+				s.skip(rel, "symlink pointing outside archive/users")
+			}
+		case !e.IsDir():
+			s.skip(rel, "not a directory")
+		case !legacy:
+			s.skip(rel, "not a legacy timestamp folder")
+		case s.opts.Resume != "" && name > s.opts.Resume:
+			s.skippedTS[name] = true
+		default:
+			out = append(out, &folder{name: name, rel: rel})
+		}
+	}
+	return out, nil
+}
+
+func (s *scanner) skip(rel, reason string) {
+	s.inv.Skipped = append(s.inv.Skipped, Skipped{Source: rel, Reason: reason})
+}
+
+func (s *scanner) fail(f *folder, err error) {
+	s.skip(f.rel, "unreadable: "+err.Error())
+	if s.opts.OnError != nil {
+		s.opts.OnError(f.rel, err)
+	}
+}
+
+// legacyFolder decides one archive/<timestamp> folder: its database row
+// (load_from_directory), else an orphan import (create_from_directory),
+// else invalid.
+func (s *scanner) legacyFolder(f *folder) {
+	if f.err != nil {
+		s.fail(f, f.err)
+		return
+	}
+	if r := s.matchRow(f); r != nil {
+		s.addItem(s.rowItem(r, f, f.rel))
+		return
+	}
+	url, from := f.snap.URL, f.from
+	if url == "" && f.wayback != "" {
+		url, from = f.wayback, "archive.org.txt"
+	}
+	if url == "" {
+		reason := "no url in index.jsonl, index.json or archive.org.txt"
+		if len(f.problems) > 0 {
+			reason += " (" + strings.Join(f.problems, "; ") + ")"
+		}
+		if s.db != nil {
+			reason += ", and no database row has timestamp " + f.name
+		}
+		s.inv.Invalid = append(s.inv.Invalid, Invalid{Source: f.rel, Reason: reason})
+		return
+	}
+	s.addItem(s.orphanItem(f, url, from))
+}
+
+// matchRow is ArchiveBox's load_from_directory (formats spec §3.4).
+func (s *scanner) matchRow(f *folder) *dbRow {
+	if s.db == nil {
+		return nil
+	}
+	free := func(rs []*dbRow, ok func(*dbRow) bool) *dbRow {
+		for _, r := range rs {
+			if !s.claimed[r.ID] && ok(r) {
+				return r
+			}
+		}
+		return nil
+	}
+	if !f.hasSnap || f.snap.URL == "" {
+		return free(s.db.ByTS[f.name], func(*dbRow) bool { return true })
+	}
+	ts, ok := layout.BestTimestamp(f.snap.Timestamp, f.name)
+	if !ok {
+		return nil
+	}
+	url := f.snap.URL
+	if r := free(s.db.ByTS[ts], func(r *dbRow) bool { return r.URL == url }); r != nil {
+		return r
+	}
+	if ts != f.name {
+		// A truncated timestamp: only when the folder name itself is not
+		// the timestamp that was selected.
+		return free(s.db.ByURL[url], func(r *dbRow) bool { return strings.HasPrefix(r.Timestamp, ts) })
+	}
+	return nil
+}
+
+// users
+
+// legacyUser owns rows that have no crawl: ArchiveBox attaches them to an
+// automatic crawl created by auth_user id 1 ("system" when there is none).
+func (s *scanner) legacyUser() string {
+	if s.db != nil {
+		if u := s.db.Users[1]; u != "" {
+			return u
+		}
+	}
+	return "system"
+}
+
+// defaultUser owns folders without a row: the only superuser, else system.
+func (s *scanner) defaultUser() string {
+	if s.db != nil && len(s.db.Superusers) == 1 && s.db.Superusers[0] != "" {
+		return s.db.Superusers[0]
+	}
+	return "system"
+}
+
+// rowItem builds the item of a database row, merging what its folder f
+// (nil when none) holds.
+func (s *scanner) rowItem(r *dbRow, f *folder, source string) Item {
+	snap := archive.Snapshot{
+		ID:        r.ID,
+		URL:       r.URL,
+		Timestamp: r.Timestamp,
+		Depth:     r.Depth,
+		Notes:     r.Notes,
+		Status:    "sealed",
+	}
+	switch s.db.Version {
+	case DB08, DB09:
+		snap.BookmarkedAt = r.BookmarkedAt
+		if snap.BookmarkedAt.IsZero() {
+			snap.BookmarkedAt = legacyBookmarkedAt(r.Timestamp, r.CreatedAt, s.now)
+		}
+		snap.CreatedAt = firstTime(r.CreatedAt, r.Added, snap.BookmarkedAt)
+		snap.Status = snapshotStatus(r.Status)
+	default:
+		snap.BookmarkedAt = legacyBookmarkedAt(r.Timestamp, r.Added, s.now)
+		snap.CreatedAt = firstTime(r.Added, snap.BookmarkedAt)
+	}
+	switch {
+	case r.FSVersion != "":
+		snap.FSVersion = r.FSVersion
+	case f != nil && f.hasSnap:
+		snap.FSVersion = f.fsVersion
+	case s.db.Version == DB08:
+		snap.FSVersion = "0.8.0"
+	default:
+		snap.FSVersion = "0.7.0"
+	}
+	var idx []archive.Result
+	var foreign [][]byte
+	indexTitle := ""
+	tags := r.Tags
+	if f != nil {
+		foreign = f.foreign
+		if f.hasSnap {
+			idx = f.results
+			indexTitle = f.snap.Title
+			tags = append(append([]string(nil), tags...), f.snap.Tags...)
+		}
+	}
+	snap.Tags = archive.NormalizeTags(tags)
+	results := mergeResults(r.ID, r.Results, idx, s.opts.IDs)
+	snap.Title = bestTitle(r.URL, r.Title, indexTitle)
+	if snap.Title == "" {
+		snap.Title = resultTitle(r.URL, results)
+	}
+	it := Item{Snapshot: snap, Results: results, Source: source, Foreign: foreign, From: "db"}
+	if c := s.rowCrawl(r); c != nil {
+		it.Crawl = c
+		it.User = c.User
+		it.Snapshot.CrawlID = c.ID
+	}
+	return it
+}
+
+func firstTime(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// rowCrawl is the crawl of a database row: its own crawl (0.8/0.9), else
+// the automatic crawl ArchiveBox creates for rows without one, owned by
+// auth_user id 1.
+func (s *scanner) rowCrawl(r *dbRow) *Crawl {
+	if dc, ok := s.db.Crawls[r.CrawlID]; ok && r.CrawlID != "" {
+		if c := s.crawls[dc.ID]; c != nil {
+			return c
+		}
+		user := s.db.Users[dc.CreatedByID]
+		if user == "" {
+			user = s.legacyUser()
+		}
+		c := &Crawl{ID: dc.ID, User: user, CreatedAt: dc.CreatedAt, URLs: dc.URLs, Label: dc.Label}
+		if d, ok := s.crawlDirs[dc.ID]; ok {
+			c.Dir = d.rel
+		}
+		return s.addCrawl(c)
+	}
+	if s.auto == nil {
+		label := "Migrated from v" + s.db.Version
+		s.auto = s.addCrawl(&Crawl{ID: s.reuseAutoCrawl(), User: s.legacyUser(), CreatedAt: s.now,
+			Label: label, New: true})
+		if d, ok := s.crawlDirs[s.auto.ID]; ok {
+			s.auto.Dir = d.rel
+			s.auto.CreatedAt = d.created
+		}
+	}
+	s.autoRows = append(s.autoRows, r)
+	return s.auto
+}
+
+// reuseAutoCrawl returns the crawl id an earlier, interrupted migration
+// gave the automatic crawl (read from a migrated snapshot of a row without
+// crawl), so a rerun keeps one crawl; else a new id.
+func (s *scanner) reuseAutoCrawl() string {
+	for _, r := range s.db.Rows {
+		if r.CrawlID != "" {
+			continue
+		}
+		d, ok := s.compact[r.ID]
+		if !ok || !d.hasIndex {
+			continue
+		}
+		ix, _, err := archive.ReadIndex(s.c.Path(d.rel))
+		if err != nil {
+			continue
+		}
+		if snap, ok := ix.Snapshot(); ok {
+			if id, ok := layout.ParseID(snap.CrawlID); ok {
+				return id
+			}
+		}
+	}
+	return s.opts.IDs()
+}
+
+func (s *scanner) addCrawl(c *Crawl) *Crawl {
+	s.crawls[c.ID] = c
+	s.crawlOrder = append(s.crawlOrder, c)
+	return c
+}
+
+// orphanItem is ArchiveBox's create_from_directory for a legacy folder
+// without a database row (formats spec §3.5).
+func (s *scanner) orphanItem(f *folder, url, from string) Item {
+	ts, _ := layout.BestTimestamp(f.snap.Timestamp, f.name)
+	if from == "archive.org.txt" {
+		ts, _ = layout.BestTimestamp("", f.name)
+	}
+	snap := archive.Snapshot{URL: url, Status: "sealed", FSVersion: f.fsVersion}
+	if snap.FSVersion == "" {
+		snap.FSVersion = "0.7.0"
+	}
+	user := s.defaultUser()
+	var crawl *Crawl
+	if cur, ok := s.currentByTS()[ts]; ok && cur.url == url && !s.claimed[cur.id] {
+		// Migrated before by an interrupted run: keep its identity.
+		snap.ID, user = cur.id, cur.user
+		if c := s.crawls[cur.crawlID]; c != nil {
+			crawl = c
+		} else if cur.crawlID != "" {
+			crawl = s.addCrawl(&Crawl{ID: cur.crawlID, User: user, CreatedAt: s.now, URLs: url, New: true})
+			if d, ok := s.crawlDirs[cur.crawlID]; ok {
+				crawl.Dir, crawl.CreatedAt = d.rel, d.created
+			}
+		}
+	} else {
+		ts = s.unique(ts)
+		if id, ok := layout.ParseID(f.snap.ID); ok && !s.claimed[id] && (s.db == nil || s.db.ByID[id] == nil) {
+			if _, current := s.compact[id]; !current {
+				snap.ID = id
+			}
+		}
+		if snap.ID == "" {
+			snap.ID = s.opts.IDs()
+		}
+	}
+	s.taken[ts] = true
+	snap.Timestamp = ts
+	if from != "archive.org.txt" {
+		snap.Title = f.snap.Title
+		snap.Tags = f.snap.Tags
+		snap.Depth = f.snap.Depth
+		snap.Notes = f.snap.Notes
+		snap.CreatedAt = f.snap.CreatedAt
+		snap.BookmarkedAt = f.snap.BookmarkedAt
+	}
+	if snap.BookmarkedAt.IsZero() {
+		snap.BookmarkedAt, _ = archive.ParseTime(ts)
+	}
+	if snap.CreatedAt.IsZero() {
+		snap.CreatedAt = s.now
+	}
+	if snap.BookmarkedAt.IsZero() {
+		snap.BookmarkedAt = snap.CreatedAt
+	}
+	var idx []archive.Result
+	if from != "archive.org.txt" {
+		idx = f.results
+	}
+	results := mergeResults(snap.ID, nil, idx, s.opts.IDs)
+	snap.Title = bestTitle(url, snap.Title)
+	if snap.Title == "" {
+		snap.Title = resultTitle(url, results)
+	}
+	snap.Tags = archive.NormalizeTags(snap.Tags)
+	if crawl == nil {
+		crawl = s.orphanCrawl(url, ts, user)
+	}
+	snap.CrawlID = crawl.ID
+	return Item{Snapshot: snap, Results: results, User: user, Source: f.rel, Foreign: f.foreign, From: from, Crawl: crawl}
+}
+
+// orphanCrawl is the "[migration] orphaned snapshots" crawl; a URL it
+// already holds gets a crawl of its own, as URLs are unique per crawl.
+func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
+	if s.orphanURLs[url] {
+		return s.addCrawl(&Crawl{ID: s.opts.IDs(), User: user, CreatedAt: s.now, URLs: url,
+			Label: "[migration] orphaned snapshot " + ts, New: true})
+	}
+	if s.orphan == nil {
+		s.orphan = s.addCrawl(&Crawl{ID: s.opts.IDs(), User: user, CreatedAt: s.now,
+			Label: "[migration] orphaned snapshots", New: true})
+	}
+	s.orphanURLs[url] = true
+	s.orphanLines = append(s.orphanLines, "# Orphaned snapshot: "+url)
+	return s.orphan
+}
+
+// unique is _ensure_unique_timestamp: ts, else the first free
+// ts+n/1e6 (formats spec §3.3).
+func (s *scanner) unique(ts string) string {
+	if !s.taken[ts] {
+		if _, ok := s.currentByTS()[ts]; !ok {
+			return ts
+		}
+	}
+	for n := 1; ; n++ {
+		c := layout.BumpTimestamp(ts, n)
+		if c == "" {
+			return ts
+		}
+		if _, cur := s.currentByTS()[c]; !s.taken[c] && !cur {
+			return c
+		}
+	}
+}
+
+// currentByTS reads, once and only when an orphan needs it, the Snapshot
+// record of every compact-id folder: timestamps must stay unique across the
+// collection, and an orphan migrated by an interrupted run is recognised
+// by its timestamp and URL.
+func (s *scanner) currentByTS() map[string]currentSnap {
+	if s.curByTS != nil {
+		return s.curByTS
+	}
+	s.curByTS = map[string]currentSnap{}
+	var fs []*folder
+	var dirs []currentDir
+	for _, d := range s.compact {
+		if d.hasIndex {
+			fs = append(fs, &folder{rel: d.rel, mtime: time.Unix(1, 0)})
+			dirs = append(dirs, d)
+		}
+	}
+	_ = readFolders(context.Background(), s.c.Dir, fs, s.opts.Workers, archive.Discard)
+	for i, f := range fs {
+		if f.hasSnap && f.snap.Timestamp != "" {
+			s.curByTS[f.snap.Timestamp] = currentSnap{id: dirs[i].id, url: f.snap.URL, user: dirs[i].user, crawlID: f.snap.CrawlID}
+		}
+	}
+	return s.curByTS
+}
+
+// dashedFolder handles a 0.9 folder named by a dashed id: it is renamed to
+// the compact id, keeping its identity (database row, else its index).
+func (s *scanner) dashedFolder(f *folder, d currentDir) {
+	if f.err != nil {
+		s.fail(f, f.err)
+		return
+	}
+	if s.db != nil {
+		if r := s.db.ByID[d.id]; r != nil {
+			s.addItem(s.rowItem(r, f, f.rel))
+			return
+		}
+	}
+	if !f.hasSnap || f.snap.URL == "" {
+		s.skip(f.rel, "no snapshot record with a url in index.jsonl or index.json")
+		return
+	}
+	snap := f.snap
+	snap.ID = d.id
+	snap.Status = snapshotStatus(snap.Status)
+	if snap.FSVersion == "" {
+		snap.FSVersion = f.fsVersion
+	}
+	if snap.Timestamp == "" {
+		snap.Timestamp = s.unique(fmt.Sprintf("%d.%06d", snap.BookmarkedAt.Unix(), snap.BookmarkedAt.Nanosecond()/1000))
+	}
+	s.taken[snap.Timestamp] = true
+	if snap.CreatedAt.IsZero() {
+		snap.CreatedAt = s.now
+	}
+	if snap.BookmarkedAt.IsZero() {
+		snap.BookmarkedAt = snap.CreatedAt
+	}
+	snap.Title = bestTitle(snap.URL, snap.Title)
+	results := mergeResults(snap.ID, nil, f.results, s.opts.IDs)
+	if snap.Title == "" {
+		snap.Title = resultTitle(snap.URL, results)
+	}
+	it := Item{Snapshot: snap, Results: results, User: d.user, Source: f.rel, Foreign: f.foreign, From: f.from}
+	if id, ok := layout.ParseID(snap.CrawlID); ok {
+		snap.CrawlID = id
+		it.Snapshot.CrawlID = id
+		c := s.crawls[id]
+		if c == nil {
+			c = &Crawl{ID: id, User: d.user, CreatedAt: snap.CreatedAt, URLs: snap.URL}
+			if cd, ok := s.crawlDirs[id]; ok {
+				c.Dir, c.User, c.CreatedAt = cd.rel, cd.user, cd.created
+			}
+			s.addCrawl(c)
+		}
+		it.Crawl = c
+	}
+	s.addItem(it)
+}
+
+func (s *scanner) addItem(it Item) {
+	if it.User == "" {
+		it.User = s.legacyUser()
+	}
+	if !layout.Component(it.User) {
+		s.skip(it.Source, fmt.Sprintf("user name %q cannot name a folder", it.User))
+		return
+	}
+	s.claimed[it.Snapshot.ID] = true
+	s.inv.Items = append(s.inv.Items, it)
+}
+
+// finishCrawls fills the url lists of the crawls folio creates and lists
+// every crawl plus the dashed crawl folders no item refers to.
+func (s *scanner) finishCrawls(dirs []crawlDir) {
+	if s.auto != nil {
+		rows := s.autoRows
+		sort.SliceStable(rows, func(i, j int) bool {
+			a := legacyBookmarkedAt(rows[i].Timestamp, rows[i].Added, s.now)
+			b := legacyBookmarkedAt(rows[j].Timestamp, rows[j].Added, s.now)
+			if !a.Equal(b) {
+				return a.Before(b)
+			}
+			return rows[i].Timestamp < rows[j].Timestamp
+		})
+		urls := make([]string, len(rows))
+		for i, r := range rows {
+			urls[i] = r.URL
+		}
+		s.auto.URLs = strings.Join(urls, "\n")
+	}
+	if s.orphan != nil {
+		s.orphan.URLs = strings.Join(s.orphanLines, "\n")
+	}
+	for _, d := range dirs {
+		if d.dashed && s.crawls[d.id] == nil {
+			s.addCrawl(&Crawl{ID: d.id, User: d.user, CreatedAt: d.created, Dir: d.rel})
+		}
+	}
+	s.inv.Crawls = s.crawlOrder
+}
