@@ -1,0 +1,310 @@
+// Package catalog is folio's rebuildable index of a collection: a SQLite
+// file at .folio/catalog.sqlite3 that mirrors the snapshot folders of the
+// tree so that listing, filtering and counting never walk payload files.
+//
+// The tree is the truth. The catalog is a cache: its schema version lives
+// in PRAGMA user_version, and a file with another version, or one that
+// SQLite cannot read, is deleted and rebuilt from the tree, never migrated.
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+
+	"folio/archive"
+)
+
+// schemaVersion is stored in PRAGMA user_version. Bump it whenever the
+// schema or the meaning of a column changes: every older catalog is then
+// rebuilt from the tree.
+const schemaVersion = 1
+
+// Layouts of snapshot folders.
+const (
+	LayoutCurrent = "current" // archive/users/<user>/snapshots/<date>/<domain>/<id>
+	LayoutLegacy  = "legacy"  // archive/<timestamp>
+)
+
+// busyTimeout is how long a connection waits for another process's
+// transaction before giving up. Writers keep transactions short, so this
+// is only reached when something is stuck.
+const busyTimeout = 10 * time.Second
+
+var schema = []string{
+	`CREATE TABLE meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID`,
+	`CREATE TABLE snapshots (
+		rowid          INTEGER PRIMARY KEY,
+		dir            TEXT NOT NULL UNIQUE,
+		layout         TEXT NOT NULL,
+		user           TEXT NOT NULL,
+		index_file     TEXT NOT NULL,
+		index_size     INTEGER NOT NULL,
+		index_mtime    INTEGER NOT NULL,
+		stamp          TEXT NOT NULL,
+		id             TEXT NOT NULL,
+		crawl_id       TEXT NOT NULL,
+		url            TEXT NOT NULL,
+		title          TEXT NOT NULL,
+		tags           TEXT NOT NULL,
+		timestamp      TEXT NOT NULL,
+		bookmarked_at  INTEGER,
+		created_at     INTEGER,
+		sort_time      INTEGER NOT NULL,
+		depth          INTEGER NOT NULL,
+		status         TEXT NOT NULL,
+		fs_version     TEXT NOT NULL,
+		archive_size   INTEGER NOT NULL,
+		notes          TEXT NOT NULL,
+		schema_version TEXT NOT NULL,
+		num_outputs    INTEGER NOT NULL,
+		num_failures   INTEGER NOT NULL,
+		record         TEXT NOT NULL
+	)`,
+	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
+	`CREATE INDEX snapshots_url ON snapshots (url)`,
+	`CREATE TABLE results (
+		snap    INTEGER NOT NULL,
+		seq     INTEGER NOT NULL,
+		plugin  TEXT NOT NULL,
+		status  TEXT NOT NULL,
+		record  TEXT NOT NULL,
+		PRIMARY KEY (snap, seq)
+	) WITHOUT ROWID`,
+	`CREATE TABLE tags (
+		name TEXT NOT NULL,
+		snap INTEGER NOT NULL,
+		PRIMARY KEY (name, snap)
+	) WITHOUT ROWID`,
+	`CREATE INDEX tags_snap ON tags (snap)`,
+	// Folders that could not be cataloged, so that an unchanged bad
+	// folder is reported again without being read again.
+	`CREATE TABLE problems (
+		dir      TEXT PRIMARY KEY,
+		stamp    TEXT NOT NULL,
+		problems TEXT NOT NULL
+	) WITHOUT ROWID`,
+}
+
+// Catalog is an open catalog of one collection. It is safe for concurrent
+// use; Reindex must be called by a holder of the collection's writer lock.
+type Catalog struct {
+	coll *archive.Collection
+	db   *sql.DB
+	path string
+
+	// Rebuilt is set when Open found no usable catalog (missing, another
+	// schema version, unreadable) and created an empty one.
+	Rebuilt bool
+}
+
+// Open opens the collection's catalog, creating it when it does not exist.
+// A catalog with another schema version or one SQLite cannot read is
+// deleted together with its -wal and -shm files and created empty; the
+// caller learns that from Catalog.Rebuilt and an empty Stats.
+func Open(ctx context.Context, c *archive.Collection) (*Catalog, error) {
+	path := c.Path(archive.CatalogFile)
+	if err := os.MkdirAll(c.Path(archive.StateDir), 0o755); err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	_, statErr := os.Stat(path)
+	existed := statErr == nil
+	cat, err := open(ctx, c, path)
+	if err == nil {
+		cat.Rebuilt = !existed
+		return cat, nil
+	}
+	var bad unusable
+	if !errors.As(err, &bad) {
+		return nil, fmt.Errorf("open catalog %s: %w", path, err)
+	}
+	// Unusable: delete and start over. The catalog holds nothing that is
+	// not also in the tree.
+	if rmErr := removeCatalog(path); rmErr != nil {
+		return nil, fmt.Errorf("open catalog %s: %v; remove it: %w", path, err, rmErr)
+	}
+	cat, err2 := open(ctx, c, path)
+	if err2 != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", path, err2)
+	}
+	cat.Rebuilt = true
+	return cat, nil
+}
+
+func removeCatalog(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func dsn(path string) string {
+	v := url.Values{}
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", "journal_mode(WAL)")
+	v.Add("_pragma", "synchronous(NORMAL)")
+	v.Add("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
+}
+
+// unusable marks a catalog file that must be deleted and rebuilt: another
+// schema version, or a file that fails PRAGMA quick_check.
+type unusable struct{ err error }
+
+func (u unusable) Error() string { return u.err.Error() }
+func (u unusable) Unwrap() error { return u.err }
+
+func open(ctx context.Context, c *archive.Collection, path string) (*Catalog, error) {
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, err
+	}
+	cat := &Catalog{coll: c, db: db, path: path}
+	if err := cat.prepare(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return cat, nil
+}
+
+// prepare checks the schema version and creates the schema in an empty
+// file. Any error means the file is unusable.
+func (c *Catalog) prepare(ctx context.Context) error {
+	var v int
+	if err := c.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return c.checkErr(ctx, err)
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	var tables int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		return c.checkErr(ctx, err)
+	}
+	if v != 0 || tables != 0 {
+		return unusable{fmt.Errorf("catalog has schema version %d, want %d", v, schemaVersion)}
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Another process may have created the schema meanwhile.
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create catalog schema: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// checkErr runs PRAGMA quick_check after a failure to tell a damaged file
+// (unusable) from a passing problem such as a cancelled context.
+func (c *Catalog) checkErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var res string
+	if qerr := c.db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&res); qerr != nil {
+		return unusable{fmt.Errorf("%w (quick_check: %v)", err, qerr)}
+	}
+	if res != "ok" {
+		return unusable{fmt.Errorf("%w (quick_check: %s)", err, res)}
+	}
+	return err
+}
+
+// Check runs PRAGMA quick_check on the catalog.
+func (c *Catalog) Check(ctx context.Context) error {
+	rows, err := c.db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return fmt.Errorf("check catalog %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("check catalog %s: %w", c.path, err)
+		}
+		if s != "ok" {
+			problems = append(problems, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check catalog %s: %w", c.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("check catalog %s: %s", c.path, problems[0])
+	}
+	return nil
+}
+
+// Path returns the catalog file's path.
+func (c *Catalog) Path() string { return c.path }
+
+// Close closes the catalog.
+func (c *Catalog) Close() error {
+	if err := c.db.Close(); err != nil {
+		return fmt.Errorf("close catalog %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// Meta keys.
+const (
+	metaBuilt   = "built_at"
+	metaUpdated = "updated_at"
+)
+
+func (c *Catalog) meta(ctx context.Context, key string) (time.Time, error) {
+	var s string
+	err := c.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, nil
+	}
+	return t, nil
+}
+
+// micros stores a time as microseconds since the epoch, NULL for zero.
+func micros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(v.Int64).UTC()
+}

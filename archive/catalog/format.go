@@ -1,0 +1,222 @@
+package catalog
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Output formats of a listing.
+const (
+	FormatJSONL = "jsonl" // one canonical Snapshot record per line
+	FormatJSON  = "json"  // a JSON array, indent 4, sorted keys (ArchiveBox's --json style)
+	FormatCSV   = "csv"   // a header row, then one row per snapshot, each cell JSON-encoded
+)
+
+// recordFields are the keys of the canonical Snapshot record.
+var recordFields = []string{"type", "schema_version", "id", "crawl_id", "url", "title", "tags",
+	"bookmarked_at", "created_at", "timestamp", "depth", "status", "fs_version", "archive_size",
+	"output_size", "notes"}
+
+// entryFields are CSV fields that come from the catalog, not the record.
+var entryFields = []string{"dir", "archive_path", "layout", "user", "num_outputs", "num_failures"}
+
+// CSVFields lists the field names a CSV listing accepts.
+func CSVFields() []string { return append(append([]string(nil), recordFields...), entryFields...) }
+
+// Writer writes entries in one output format. It buffers its output and
+// flushes after the first entry, so the first line shows at once, and at
+// Close.
+type Writer struct {
+	w      *bufio.Writer
+	format string
+	fields []string
+	n      int
+}
+
+// NewWriter returns a Writer for format; fields are the CSV columns and
+// must be empty for the other formats.
+func NewWriter(w io.Writer, format string, fields []string) (*Writer, error) {
+	switch format {
+	case FormatJSONL, FormatJSON:
+		if len(fields) > 0 {
+			return nil, fmt.Errorf("%w: fields are only for CSV output", ErrQuery)
+		}
+	case FormatCSV:
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("%w: CSV output needs at least one field (any of %s)", ErrQuery, strings.Join(CSVFields(), ", "))
+		}
+		valid := map[string]bool{}
+		for _, f := range CSVFields() {
+			valid[f] = true
+		}
+		for _, f := range fields {
+			if !valid[f] {
+				return nil, fmt.Errorf("%w: unknown CSV field %q (want any of %s)", ErrQuery, f, strings.Join(CSVFields(), ", "))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%w: unknown output format %q", ErrQuery, format)
+	}
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), format: format, fields: fields}, nil
+}
+
+// Write writes one entry.
+func (w *Writer) Write(e Entry) error {
+	var err error
+	switch w.format {
+	case FormatJSONL:
+		w.w.Write(e.Record)
+		err = w.w.WriteByte('\n')
+	case FormatJSON:
+		err = w.writeJSON(e)
+	case FormatCSV:
+		err = w.writeCSV(e)
+	}
+	if err != nil {
+		return err
+	}
+	if w.n++; w.n == 1 {
+		return w.w.Flush()
+	}
+	return nil
+}
+
+// Close ends the output (the closing bracket of a JSON array) and flushes.
+func (w *Writer) Close() error {
+	switch w.format {
+	case FormatJSON:
+		if w.n == 0 {
+			w.w.WriteString("[]\n")
+		} else {
+			w.w.WriteString("\n]\n")
+		}
+	case FormatCSV:
+		if w.n == 0 {
+			w.writeHeader()
+		}
+	}
+	return w.w.Flush()
+}
+
+func (w *Writer) writeHeader() {
+	w.w.WriteString(strings.Join(w.fields, ","))
+	w.w.WriteByte('\n')
+}
+
+func recordValues(e Entry) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(e.Record, &m); err != nil {
+		return nil, fmt.Errorf("decode catalog record of %s: %w", e.Dir, err)
+	}
+	return m, nil
+}
+
+func (w *Writer) writeJSON(e Entry) error {
+	m, err := recordValues(e)
+	if err != nil {
+		return err
+	}
+	if w.n == 0 {
+		w.w.WriteString("[\n")
+	} else {
+		w.w.WriteString(",\n")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w.w.WriteString("    {")
+	for i, k := range keys {
+		if i > 0 {
+			w.w.WriteByte(',')
+		}
+		w.w.WriteString("\n        ")
+		w.w.Write(appendPyString(nil, k))
+		w.w.WriteString(": ")
+		w.w.Write(m[k]) // scalar values, already in Python style
+	}
+	if len(keys) > 0 {
+		w.w.WriteString("\n    ")
+	}
+	_, err = w.w.WriteString("}")
+	return err
+}
+
+func (w *Writer) writeCSV(e Entry) error {
+	m, err := recordValues(e)
+	if err != nil {
+		return err
+	}
+	if w.n == 0 {
+		w.writeHeader()
+	}
+	for i, f := range w.fields {
+		if i > 0 {
+			w.w.WriteByte(',')
+		}
+		switch f {
+		case "dir", "archive_path":
+			w.w.Write(appendPyString(nil, e.Dir))
+		case "layout":
+			w.w.Write(appendPyString(nil, e.Layout))
+		case "user":
+			w.w.Write(appendPyString(nil, e.User))
+		case "num_outputs":
+			w.w.WriteString(strconv.Itoa(e.NumOutputs))
+		case "num_failures":
+			w.w.WriteString(strconv.Itoa(e.NumFailures))
+		default:
+			if v, ok := m[f]; ok {
+				w.w.Write(v)
+			} else {
+				w.w.WriteString("null")
+			}
+		}
+	}
+	return w.w.WriteByte('\n')
+}
+
+// appendPyString escapes like Python's json.dumps with ensure_ascii.
+func appendPyString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	u := func(b []byte, r rune) []byte {
+		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+	}
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b = append(b, `\"`...)
+		case r == '\\':
+			b = append(b, `\\`...)
+		case r == '\n':
+			b = append(b, `\n`...)
+		case r == '\r':
+			b = append(b, `\r`...)
+		case r == '\t':
+			b = append(b, `\t`...)
+		case r == '\b':
+			b = append(b, `\b`...)
+		case r == '\f':
+			b = append(b, `\f`...)
+		case r >= 0x20 && r < 0x7f:
+			b = append(b, byte(r))
+		case r > 0xffff:
+			r -= 0x10000
+			b = u(b, 0xd800+(r>>10))
+			b = u(b, 0xdc00+(r&0x3ff))
+		case r == utf8.RuneError:
+			b = u(b, 0xfffd)
+		default:
+			b = u(b, r)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,391 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"folio/archive"
+)
+
+// Entry is one cataloged snapshot folder.
+type Entry struct {
+	Dir      string           // snapshot folder, slash path relative to the data dir
+	Layout   string           // LayoutCurrent or LayoutLegacy
+	User     string           // owner for the current layout, "" for legacy folders
+	Snapshot archive.Snapshot // the first Snapshot record (or index.json for legacy folders)
+	Results  []archive.Result // filled only when Query.WithResults
+
+	IndexFile  string // "index.jsonl", "index.json", or "" for a legacy folder without index
+	IndexSize  int64  // of the index file the entry was read from
+	IndexMTime time.Time
+
+	// Record is the Snapshot record in the canonical per-snapshot shape
+	// (ArchiveBox's Snapshot.to_json, Python JSON style, one line without
+	// "\n"). Callers may stream it without encoding anything.
+	Record      []byte
+	NumOutputs  int // succeeded results
+	NumFailures int // failed results
+}
+
+// Filter types of Query.FilterType, as ArchiveBox's list --filter-type.
+const (
+	FilterExact     = "exact"     // url equals the pattern
+	FilterSubstring = "substring" // url contains the pattern, ignoring ASCII case
+	FilterRegex     = "regex"     // url matches the pattern (Go syntax), ignoring case
+	FilterDomain    = "domain"    // url starts with http(s)/ftp://<pattern>, ignoring ASCII case
+	FilterTag       = "tag"       // the snapshot has a tag named pattern
+	FilterTimestamp = "timestamp" // timestamp equals the pattern
+)
+
+// Query selects and orders snapshots. The zero Query selects everything,
+// newest first.
+type Query struct {
+	Patterns    []string // any may match; none means all
+	FilterType  string   // how Patterns match; default FilterSubstring
+	Tags        []string // every one must be present
+	Status      string   // snapshot status (queued, started, sealed, paused)
+	Before      time.Time
+	After       time.Time // compared with bookmarked_at (else the timestamp), exclusive
+	Sort        string    // a SortFields name, "-" prefix for descending; default newest first
+	Limit       int       // 0 means all
+	WithResults bool
+}
+
+// ErrQuery is wrapped by errors about a Query that cannot run: an unknown
+// filter type or sort field, or an invalid regular expression.
+var ErrQuery = errors.New("invalid query")
+
+// sortColumns maps Query.Sort names to SQL order terms.
+var sortColumns = map[string]string{
+	"bookmarked_at": "s.sort_time %[1]s, s.dir %[1]s",
+	"created_at":    "s.created_at %[1]s, s.dir %[1]s",
+	"timestamp":     "CAST(s.timestamp AS REAL) %[1]s, s.timestamp %[1]s, s.dir %[1]s",
+	"url":           "s.url %[1]s, s.dir %[1]s",
+	"title":         "s.title %[1]s, s.dir %[1]s",
+	"status":        "s.status %[1]s, s.dir %[1]s",
+	"id":            "s.id %[1]s, s.dir %[1]s",
+	"dir":           "s.dir %[1]s",
+	"archive_size":  "s.archive_size %[1]s, s.dir %[1]s",
+}
+
+// SortFields lists the names Query.Sort accepts.
+func SortFields() []string {
+	return []string{"bookmarked_at", "created_at", "timestamp", "url", "title", "status", "id", "dir", "archive_size"}
+}
+
+// FilterTypes lists the names Query.FilterType accepts.
+func FilterTypes() []string {
+	return []string{FilterExact, FilterSubstring, FilterRegex, FilterDomain, FilterTag, FilterTimestamp}
+}
+
+// compiled is a Query turned into SQL plus the filters SQL cannot do.
+type compiled struct {
+	where []string
+	args  []any
+	order string
+	regex []*regexp.Regexp
+}
+
+// Validate reports whether q can run.
+func (q Query) Validate() error {
+	_, err := q.compile()
+	return err
+}
+
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}
+
+func (q Query) compile() (*compiled, error) {
+	c := &compiled{}
+	ft := q.FilterType
+	if ft == "" {
+		ft = FilterSubstring
+	}
+	if len(q.Patterns) > 0 {
+		var or []string
+		for _, p := range q.Patterns {
+			switch ft {
+			case FilterExact:
+				or = append(or, `s.url = ?`)
+				c.args = append(c.args, p)
+			case FilterSubstring:
+				or = append(or, `s.url LIKE ? ESCAPE '\'`)
+				c.args = append(c.args, "%"+likeEscape(p)+"%")
+			case FilterDomain:
+				for _, scheme := range []string{"http://", "https://", "ftp://"} {
+					or = append(or, `s.url LIKE ? ESCAPE '\'`)
+					c.args = append(c.args, likeEscape(scheme+p)+"%")
+				}
+			case FilterTag:
+				or = append(or, `EXISTS (SELECT 1 FROM tags t WHERE t.name = ? AND t.snap = s.rowid)`)
+				c.args = append(c.args, p)
+			case FilterTimestamp:
+				or = append(or, `s.timestamp = ?`)
+				c.args = append(c.args, p)
+			case FilterRegex:
+				re, err := regexp.Compile("(?i)" + p)
+				if err != nil {
+					return nil, fmt.Errorf("%w: regex %q: %v", ErrQuery, p, err)
+				}
+				c.regex = append(c.regex, re)
+			default:
+				return nil, fmt.Errorf("%w: unknown filter type %q (want one of %s)", ErrQuery, ft, strings.Join(FilterTypes(), ", "))
+			}
+		}
+		if len(or) > 0 {
+			c.where = append(c.where, "("+strings.Join(or, " OR ")+")")
+		}
+	} else if !validFilter(ft) {
+		return nil, fmt.Errorf("%w: unknown filter type %q (want one of %s)", ErrQuery, ft, strings.Join(FilterTypes(), ", "))
+	}
+	for _, t := range q.Tags {
+		c.where = append(c.where, `EXISTS (SELECT 1 FROM tags t WHERE t.name = ? AND t.snap = s.rowid)`)
+		c.args = append(c.args, strings.TrimSpace(t))
+	}
+	if q.Status != "" {
+		c.where = append(c.where, `s.status = ?`)
+		c.args = append(c.args, q.Status)
+	}
+	if !q.Before.IsZero() {
+		c.where = append(c.where, `s.sort_time < ?`)
+		c.args = append(c.args, q.Before.UnixMicro())
+	}
+	if !q.After.IsZero() {
+		c.where = append(c.where, `s.sort_time > ?`)
+		c.args = append(c.args, q.After.UnixMicro())
+	}
+	field, dir := strings.TrimPrefix(q.Sort, "-"), "ASC"
+	if strings.HasPrefix(q.Sort, "-") {
+		dir = "DESC"
+	}
+	if q.Sort == "" {
+		field, dir = "bookmarked_at", "DESC"
+	}
+	tmpl, ok := sortColumns[field]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown sort field %q (want one of %s)", ErrQuery, field, strings.Join(SortFields(), ", "))
+	}
+	c.order = fmt.Sprintf(tmpl, dir)
+	if q.Limit < 0 {
+		return nil, fmt.Errorf("%w: negative limit %d", ErrQuery, q.Limit)
+	}
+	return c, nil
+}
+
+func validFilter(ft string) bool {
+	for _, f := range FilterTypes() {
+		if f == ft {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *compiled) whereSQL() string {
+	if len(c.where) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c.where, " AND ")
+}
+
+// match applies the filters SQL does not.
+func (c *compiled) match(url string) bool {
+	if len(c.regex) == 0 {
+		return true
+	}
+	for _, re := range c.regex {
+		if re.MatchString(url) {
+			return true
+		}
+	}
+	return false
+}
+
+const entryColumns = `s.dir, s.layout, s.user, s.index_file, s.index_size, s.index_mtime, s.id,
+	s.crawl_id, s.url, s.title, s.tags, s.timestamp, s.bookmarked_at, s.created_at, s.depth,
+	s.status, s.fs_version, s.archive_size, s.notes, s.schema_version, s.num_outputs,
+	s.num_failures, s.record`
+
+// Each calls fn for every snapshot q selects, in q's order, streaming rows
+// from the catalog: memory does not grow with the collection. An error
+// from fn stops the iteration and is returned.
+func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error {
+	cq, err := q.compile()
+	if err != nil {
+		return err
+	}
+	cols := entryColumns
+	if q.WithResults {
+		cols += `, (SELECT group_concat(r.record, char(10) ORDER BY r.seq) FROM results r WHERE r.snap = s.rowid)`
+	}
+	query := `SELECT ` + cols + ` FROM snapshots s` + cq.whereSQL() + ` ORDER BY ` + cq.order
+	if q.Limit > 0 && len(cq.regex) == 0 {
+		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
+	}
+	rows, err := c.db.QueryContext(ctx, query, cq.args...)
+	if err != nil {
+		return fmt.Errorf("query catalog %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			e                   Entry
+			s                   = &e.Snapshot
+			mtime               int64
+			tags                string
+			bookmarked, created sql.NullInt64
+			results             sql.NullString
+		)
+		dest := []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &e.IndexSize, &mtime, &s.ID,
+			&s.CrawlID, &s.URL, &s.Title, &tags, &s.Timestamp, &bookmarked, &created, &s.Depth,
+			&s.Status, &s.FSVersion, &s.ArchiveSize, &s.Notes, &s.SchemaVersion, &e.NumOutputs,
+			&e.NumFailures, &e.Record}
+		if q.WithResults {
+			dest = append(dest, &results)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("query catalog %s: %w", c.path, err)
+		}
+		if !cq.match(s.URL) {
+			continue
+		}
+		if tags != "" {
+			s.Tags = strings.Split(tags, ",")
+		}
+		s.BookmarkedAt, s.CreatedAt = fromMicros(bookmarked), fromMicros(created)
+		if mtime != 0 {
+			e.IndexMTime = time.Unix(0, mtime)
+		}
+		if results.Valid {
+			ix, _ := archive.ParseIndex([]byte(results.String))
+			e.Results = ix.Results()
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+		if n++; q.Limit > 0 && n >= q.Limit {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query catalog %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// Count returns how many snapshots q selects (ignoring Sort).
+func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
+	cq, err := q.compile()
+	if err != nil {
+		return 0, err
+	}
+	if len(cq.regex) > 0 {
+		n := 0
+		rows, err := c.db.QueryContext(ctx, `SELECT s.url FROM snapshots s`+cq.whereSQL(), cq.args...)
+		if err != nil {
+			return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u string
+			if err := rows.Scan(&u); err != nil {
+				return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+			}
+			if cq.match(u) {
+				n++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+		}
+		if q.Limit > 0 {
+			n = min(n, q.Limit)
+		}
+		return n, nil
+	}
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots s`+cq.whereSQL(), cq.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+	}
+	if q.Limit > 0 {
+		n = min(n, q.Limit)
+	}
+	return n, nil
+}
+
+// Stats summarises the catalog.
+type Stats struct {
+	Snapshots       int            // cataloged snapshot folders
+	ByStatus        map[string]int // snapshot status ("" for records without one)
+	ByLayout        map[string]int // LayoutCurrent, LayoutLegacy
+	ByUser          map[string]int // current-layout folders per owner
+	LegacyNoIndex   int            // legacy folders without a usable index file
+	Results         int            // ArchiveResult records
+	ResultsByStatus map[string]int
+	Tags            int       // distinct tag names
+	ArchiveSize     int64     // sum of the snapshots' archive_size
+	BuiltAt         time.Time // last build from scratch; zero if never built
+	UpdatedAt       time.Time // last completed reindex; zero if never
+}
+
+// Stats counts what the catalog holds.
+func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
+	st := Stats{ByStatus: map[string]int{}, ByLayout: map[string]int{}, ByUser: map[string]int{}, ResultsByStatus: map[string]int{}}
+	wrap := func(err error) error { return fmt.Errorf("read catalog %s: %w", c.path, err) }
+	groups := []struct {
+		query string
+		into  map[string]int
+	}{
+		{`SELECT status, count(*) FROM snapshots GROUP BY status`, st.ByStatus},
+		{`SELECT layout, count(*) FROM snapshots GROUP BY layout`, st.ByLayout},
+		{`SELECT user, count(*) FROM snapshots WHERE layout = 'current' GROUP BY user`, st.ByUser},
+		{`SELECT status, count(*) FROM results GROUP BY status`, st.ResultsByStatus},
+	}
+	for _, g := range groups {
+		rows, err := c.db.QueryContext(ctx, g.query)
+		if err != nil {
+			return st, wrap(err)
+		}
+		for rows.Next() {
+			var k string
+			var n int
+			if err := rows.Scan(&k, &n); err != nil {
+				rows.Close()
+				return st, wrap(err)
+			}
+			g.into[k] = n
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return st, wrap(err)
+		}
+	}
+	var size sql.NullInt64
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*), sum(archive_size), count(*) FILTER (WHERE layout = 'legacy' AND index_file = '') FROM snapshots`).Scan(&st.Snapshots, &size, &st.LegacyNoIndex); err != nil {
+		return st, wrap(err)
+	}
+	st.ArchiveSize = size.Int64
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM results`).Scan(&st.Results); err != nil {
+		return st, wrap(err)
+	}
+	if err := c.db.QueryRowContext(ctx, `SELECT count(DISTINCT name) FROM tags`).Scan(&st.Tags); err != nil {
+		return st, wrap(err)
+	}
+	var err error
+	if st.BuiltAt, err = c.meta(ctx, metaBuilt); err != nil {
+		return st, err
+	}
+	if st.UpdatedAt, err = c.meta(ctx, metaUpdated); err != nil {
+		return st, err
+	}
+	return st, nil
+}

@@ -1,0 +1,465 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive"
+)
+
+// ReindexOptions controls Reindex.
+type ReindexOptions struct {
+	Full    bool // drop every row and read every folder again
+	Workers int  // folders read in parallel; 0 means GOMAXPROCS
+	Printer archive.Printer
+	// OnProblem is called, from one goroutine at a time, for every folder
+	// or file that could not be read or was read only in part. When nil,
+	// problems are reported through Printer.Warnf.
+	OnProblem func(Problem)
+	// Now is the clock for the catalog's built/updated times; nil means
+	// time.Now.
+	Now func() time.Time
+	// BatchSize is the number of snapshot folders written per
+	// transaction; 0 means 2000.
+	BatchSize int
+}
+
+// ReindexStats counts what Reindex did.
+type ReindexStats struct {
+	Scanned    int // snapshot folders found in the tree
+	Added      int // new in the catalog
+	Updated    int // read again because their index changed
+	Removed    int // catalog rows whose folder is gone
+	Unchanged  int // index unchanged, not read
+	Problems   int // problems reported
+	Unreadable int // folders found but not cataloged (a subset of Problems)
+}
+
+// Reindex brings the catalog in line with the tree. By default it is
+// incremental: a folder is read only when it is new or the size, mtime or
+// inode of its index file changed, and rows of vanished folders are
+// dropped. The caller must hold the collection's writer lock.
+func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStats, error) {
+	var stats ReindexStats
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Printer == nil {
+		opts.Printer = archive.Discard
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 2000
+	}
+	report := opts.OnProblem
+	if report == nil {
+		report = func(p Problem) { opts.Printer.Warnf("%s", p.Error()) }
+	}
+	problem := func(p Problem) {
+		stats.Problems++
+		report(p)
+	}
+
+	if opts.Full {
+		if err := c.reset(ctx); err != nil {
+			return stats, err
+		}
+	}
+	knownRows, err := c.loadKnown(ctx)
+	if err != nil {
+		return stats, err
+	}
+	fresh := len(knownRows) == 0
+
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, known: knownRows}
+	folders := make(chan folder, 512)
+	rows := make(chan entryRow, 512)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(folders)
+		return w.walk(gctx, folders)
+	})
+	g.Go(func() error {
+		defer close(rows)
+		readers, rctx := errgroup.WithContext(gctx)
+		readers.SetLimit(opts.Workers)
+		for f := range folders {
+			if rctx.Err() != nil {
+				break
+			}
+			readers.Go(func() error {
+				r := readFolder(c.coll.Dir, f)
+				select {
+				case rows <- r:
+					return nil
+				case <-rctx.Done():
+					return rctx.Err()
+				}
+			})
+		}
+		// Drain so the walker never blocks on a full channel.
+		for range folders {
+		}
+		return readers.Wait()
+	})
+	g.Go(func() error {
+		return c.write(gctx, rows, opts, &stats, problem, func(done int) {
+			opts.Printer.Progress("reindex", w.scanned.Load(), 0)
+		})
+	})
+	err = g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	stats.Scanned = int(w.scanned.Load())
+	stats.Unchanged = int(w.unchanged.Load())
+	stats.Unreadable += int(w.unreadable.Load())
+	sort.Slice(w.problems, func(i, j int) bool { return w.problems[i].Path < w.problems[j].Path })
+	for _, p := range w.problems {
+		problem(p)
+	}
+	if err != nil {
+		return stats, fmt.Errorf("reindex %s: %w", c.coll.Dir, err)
+	}
+
+	// Rows whose folder the walk did not see are gone, unless they lie
+	// below a folder the walk could not list.
+	var gone []int64
+	var goneBad []string
+	for dir, k := range knownRows {
+		switch {
+		case k.seen || w.hidden(dir):
+		case k.rowid != 0:
+			gone = append(gone, k.rowid)
+		default:
+			goneBad = append(goneBad, dir)
+		}
+	}
+	if err := c.deleteRows(ctx, gone, goneBad, opts.BatchSize); err != nil {
+		return stats, err
+	}
+	stats.Removed += len(gone)
+
+	now := opts.Now().UTC().Format(time.RFC3339Nano)
+	meta := map[string]string{metaUpdated: now}
+	if opts.Full || fresh {
+		meta[metaBuilt] = now
+	}
+	if err := c.setMeta(ctx, meta); err != nil {
+		return stats, err
+	}
+	opts.Printer.Progress("reindex", int64(stats.Scanned), int64(stats.Scanned))
+	return stats, nil
+}
+
+// reset empties the catalog by recreating its tables.
+func (c *Catalog) reset(ctx context.Context) error {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("reset catalog %s: %w", c.path, err)
+	}
+	defer tx.Rollback()
+	for _, t := range []string{"meta", "snapshots", "results", "tags", "problems"} {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
+			return fmt.Errorf("reset catalog %s: %w", c.path, err)
+		}
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("reset catalog %s: %w", c.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("reset catalog %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// loadKnown reads, in one query, what the catalog knows of each folder.
+func (c *Catalog) loadKnown(ctx context.Context) (map[string]*known, error) {
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	m := make(map[string]*known, n)
+	rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file FROM snapshots`)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var dir string
+		k := &known{}
+		if err := rows.Scan(&k.rowid, &dir, &k.stamp, &k.indexFile); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		m[dir] = k
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	rows.Close()
+	rows, err = c.db.QueryContext(ctx, `SELECT dir, stamp, problems FROM problems`)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var dir, text string
+		k := &known{}
+		if err := rows.Scan(&dir, &k.stamp, &text); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		k.problems = decodeProblems(text)
+		m[dir] = k
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	return m, nil
+}
+
+// encodeProblems stores problems one per line as path, tab, reason.
+func encodeProblems(ps []Problem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString(strings.ReplaceAll(p.Path, "\n", " "))
+		b.WriteByte('\t')
+		b.WriteString(strings.ReplaceAll(p.Err.Error(), "\n", " "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func decodeProblems(s string) []Problem {
+	var out []Problem
+	for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		if p, reason, ok := strings.Cut(line, "\t"); ok {
+			out = append(out, Problem{Path: p, Err: errors.New(reason)})
+		}
+	}
+	return out
+}
+
+const insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
+	index_mtime, stamp, id, crawl_id, url, title, tags, timestamp, bookmarked_at, created_at,
+	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_outputs,
+	num_failures, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+// writer holds the prepared statements of one transaction.
+type writer struct {
+	tx                      *sql.Tx
+	insSnap, insRes, insTag *sql.Stmt
+	delSnap, delRes, delTag *sql.Stmt
+	insProblem, delProblem  *sql.Stmt
+}
+
+func (c *Catalog) begin(ctx context.Context) (*writer, error) {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{tx: tx}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&w.insSnap, insertSnapshot},
+		{&w.insRes, `INSERT INTO results (snap, seq, plugin, status, record) VALUES (?,?,?,?,?)`},
+		{&w.insTag, `INSERT OR IGNORE INTO tags (name, snap) VALUES (?,?)`},
+		{&w.delSnap, `DELETE FROM snapshots WHERE rowid = ?`},
+		{&w.delRes, `DELETE FROM results WHERE snap = ?`},
+		{&w.delTag, `DELETE FROM tags WHERE snap = ?`},
+		{&w.insProblem, `INSERT OR REPLACE INTO problems (dir, stamp, problems) VALUES (?,?,?)`},
+		{&w.delProblem, `DELETE FROM problems WHERE dir = ?`},
+	} {
+		if *p.stmt, err = tx.PrepareContext(ctx, p.sql); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *writer) delete(ctx context.Context, rowid int64) error {
+	for _, s := range []*sql.Stmt{w.delSnap, w.delRes, w.delTag} {
+		if _, err := s.ExecContext(ctx, rowid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) insert(ctx context.Context, r *entryRow) error {
+	s := &r.snap
+	var rowid any
+	if r.known != nil && r.known.rowid != 0 {
+		rowid = r.known.rowid
+	}
+	res, err := w.insSnap.ExecContext(ctx, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
+		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, archive.TagString(s.Tags), s.Timestamp,
+		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
+		s.ArchiveSize, s.Notes, s.SchemaVersion, r.outputs, r.failures, r.record)
+	if err != nil {
+		return err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	for i, rr := range r.results {
+		if _, err := w.insRes.ExecContext(ctx, id, i, rr.plugin, rr.status, rr.record); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.Tags {
+		if _, err := w.insTag.ExecContext(ctx, t, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write is the one goroutine that writes: it takes read folders from rows
+// and commits them in batches of opts.BatchSize folders per transaction.
+func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, opts ReindexOptions, stats *ReindexStats, problem func(Problem), progress func(int)) (err error) {
+	var (
+		w *writer
+		n int
+	)
+	defer func() {
+		if w != nil {
+			w.tx.Rollback()
+		}
+		if err != nil {
+			err = fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+	}()
+	commit := func() error {
+		if w == nil {
+			return nil
+		}
+		err := w.tx.Commit()
+		w, n = nil, 0
+		return err
+	}
+	for r := range rows {
+		for _, p := range r.problems {
+			problem(p)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if w == nil {
+			if w, err = c.begin(ctx); err != nil {
+				return err
+			}
+		}
+		if k := r.known; k != nil {
+			if k.rowid != 0 {
+				err = w.delete(ctx, k.rowid)
+			} else {
+				_, err = w.delProblem.ExecContext(ctx, r.dir)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		switch {
+		case !r.ok:
+			stats.Unreadable++
+			if r.known != nil && r.known.rowid != 0 {
+				stats.Removed++
+			}
+			if _, err := w.insProblem.ExecContext(ctx, r.dir, r.stamp, encodeProblems(r.problems)); err != nil {
+				return err
+			}
+		default:
+			if err := w.insert(ctx, &r); err != nil {
+				return err
+			}
+			if r.known != nil && r.known.rowid != 0 {
+				stats.Updated++
+			} else {
+				stats.Added++
+			}
+		}
+		if n++; n >= opts.BatchSize {
+			if err := commit(); err != nil {
+				return err
+			}
+			progress(stats.Added + stats.Updated)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return commit()
+}
+
+func (c *Catalog) deleteRows(ctx context.Context, ids []int64, bad []string, batch int) error {
+	if len(bad) > 0 {
+		w, err := c.begin(ctx)
+		if err != nil {
+			return fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+		for _, dir := range bad {
+			if _, err := w.delProblem.ExecContext(ctx, dir); err != nil {
+				w.tx.Rollback()
+				return fmt.Errorf("write catalog %s: %w", c.path, err)
+			}
+		}
+		if err := w.tx.Commit(); err != nil {
+			return fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+	}
+	for len(ids) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(len(ids), batch)
+		w, err := c.begin(ctx)
+		if err != nil {
+			return fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+		for _, id := range ids[:n] {
+			if err := w.delete(ctx, id); err != nil {
+				w.tx.Rollback()
+				return fmt.Errorf("write catalog %s: %w", c.path, err)
+			}
+		}
+		if err := w.tx.Commit(); err != nil {
+			return fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func (c *Catalog) setMeta(ctx context.Context, kv map[string]string) error {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("write catalog %s: %w", c.path, err)
+	}
+	defer tx.Rollback()
+	for k, v := range kv {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
+			return fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("write catalog %s: %w", c.path, err)
+	}
+	return nil
+}

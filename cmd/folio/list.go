@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive"
+	"folio/archive/catalog"
+)
+
+func init() { commands = append(commands, newListCmd) }
+
+func newListCmd(e *env) *cobra.Command {
+	var (
+		q             catalog.Query
+		before, after string
+		jsonl, asJSON bool
+		csvFields     string
+	)
+	cmd := &cobra.Command{
+		Use:   "list [PATTERN...]",
+		Short: "Stream snapshots from the catalog",
+		Long: `Stream snapshots from the catalog, newest first. PATTERNs select by URL as
+--filter-type says (any pattern may match): exact, substring (default), regex
+(Go syntax, case-insensitive), domain, tag or timestamp.
+
+Output is one Snapshot record per line (--jsonl, the default), a JSON array
+(--json) or CSV with the given fields (--csv url,title,tags). When the catalog is
+empty but the tree holds snapshots, list runs 'folio reindex' first.`,
+		Example: `  folio list
+  folio list -f domain example.com --json
+  folio list --tag news --after 2024-01-01 --sort url --limit 10
+  folio list --csv timestamp,url,title`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q.Patterns = args
+			var err error
+			if q.Before, err = parseWhen("--before", before); err != nil {
+				return err
+			}
+			if q.After, err = parseWhen("--after", after); err != nil {
+				return err
+			}
+			format, fields := catalog.FormatJSONL, []string(nil)
+			n := 0
+			for _, set := range []bool{jsonl, asJSON, cmd.Flags().Changed("csv")} {
+				if set {
+					n++
+				}
+			}
+			switch {
+			case n > 1:
+				return usagef("choose one of --jsonl, --json and --csv")
+			case asJSON:
+				format = catalog.FormatJSON
+			case cmd.Flags().Changed("csv"):
+				format = catalog.FormatCSV
+				for _, f := range strings.Split(csvFields, ",") {
+					if f = strings.TrimSpace(f); f != "" {
+						fields = append(fields, f)
+					}
+				}
+			}
+			if err := q.Validate(); err != nil {
+				return usagef("%v", err)
+			}
+			out, err := catalog.NewWriter(e.stdout, format, fields)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			coll, err := e.open()
+			if err != nil {
+				return err
+			}
+			cat, err := openFilled(cmd, e, coll)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			err = cat.Each(cmd.Context(), q, out.Write)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if errors.Is(err, catalog.ErrQuery) {
+				return usagef("%v", err)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&q.FilterType, "filter-type", "f", catalog.FilterSubstring, "how patterns match: "+strings.Join(catalog.FilterTypes(), "|"))
+	f.StringArrayVarP(&q.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
+	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
+	f.StringVar(&before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
+	f.StringVar(&after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
+	f.StringVarP(&q.Sort, "sort", "o", "", "sort by "+strings.Join(catalog.SortFields(), "|")+"; prefix - for descending (default -bookmarked_at)")
+	f.IntVarP(&q.Limit, "limit", "n", 0, "print at most this many snapshots (0: all)")
+	f.BoolVar(&jsonl, "jsonl", false, "one Snapshot record per line (the default)")
+	f.BoolVar(&asJSON, "json", false, "a JSON array")
+	f.StringVar(&csvFields, "csv", "", "CSV with these comma-separated fields: "+strings.Join(catalog.CSVFields(), ","))
+	return cmd
+}
+
+// parseWhen reads a --before/--after value: unix seconds or an ISO 8601
+// date or date/time (UTC when it has no offset).
+func parseWhen(flag, s string) (t time.Time, err error) {
+	if s == "" {
+		return t, nil
+	}
+	v, ok := archive.ParseTime(strings.TrimSpace(s))
+	if !ok {
+		return t, usagef("%s %q: want unix seconds or an ISO date/time such as 2024-01-31 or 2024-01-31T12:00:00Z", flag, s)
+	}
+	return v, nil
+}
+
+// openFilled opens the catalog for reading. When it is empty but the tree
+// holds snapshot folders, it first runs an incremental reindex under the
+// collection lock and says so on stderr.
+func openFilled(cmd *cobra.Command, e *env, coll *archive.Collection) (*catalog.Catalog, error) {
+	ctx := cmd.Context()
+	cat, err := catalog.Open(ctx, coll)
+	if err != nil {
+		return nil, err
+	}
+	n, err := cat.Count(ctx, catalog.Query{})
+	if err != nil || n > 0 {
+		return cat, err
+	}
+	d, err := cat.Drift(ctx, 0)
+	if err != nil || d.Scanned == 0 {
+		return cat, err
+	}
+	cat.Close()
+	p := e.printer()
+	defer p.done()
+	p.Infof("the catalog is empty but the tree holds %d snapshot folders; running 'folio reindex' first", d.Scanned)
+	lock, err := coll.Lock(cmd.Name())
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	st, err := reindex(cmd, coll, catalog.ReindexOptions{Printer: p})
+	if err != nil {
+		return nil, err
+	}
+	p.Infof("reindex: scanned %d, added %d, problems %d", st.Scanned, st.Added, st.Problems)
+	return catalog.Open(ctx, coll)
+}

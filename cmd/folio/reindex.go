@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive"
+	"folio/archive/catalog"
+)
+
+func init() { commands = append(commands, newReindexCmd) }
+
+func newReindexCmd(e *env) *cobra.Command {
+	var opts catalog.ReindexOptions
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Bring the catalog in line with the tree",
+		Long: `Bring the catalog (.folio/catalog.sqlite3) in line with the snapshot folders on
+disk. By default only folders whose index file changed, new folders and vanished
+folders are handled; --full rebuilds the catalog from scratch.
+
+Snapshot folders are archive/users/<user>/snapshots/<date>/<domain>/<id>/ (read
+through index.jsonl, else index.json) and legacy archive/<timestamp>/ folders.
+Symlinks under archive/ are projections of other folders and are never counted.
+Folders that cannot be read are reported one per line; the command then exits 3.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Workers < 0 {
+				return usagef("--workers must be at least 1 (or 0 for one per CPU)")
+			}
+			coll, err := e.open()
+			if err != nil {
+				return err
+			}
+			lock, err := coll.Lock("reindex")
+			if err != nil {
+				return err
+			}
+			defer lock.Unlock()
+			p := e.printer()
+			defer p.done()
+			opts.Printer = p
+			st, err := reindex(cmd, coll, opts)
+			if err != nil {
+				return err
+			}
+			p.Infof("scanned %d, added %d, updated %d, removed %d, unchanged %d, problems %d",
+				st.Scanned, st.Added, st.Updated, st.Removed, st.Unchanged, st.Problems)
+			if st.Unreadable > 0 {
+				return fmt.Errorf("%d snapshot folders could not be read: %w", st.Unreadable, archive.ErrPartial)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Full, "full", false, "rebuild the catalog from scratch")
+	cmd.Flags().IntVarP(&opts.Workers, "workers", "j", 0, fmt.Sprintf("folders read in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
+	return cmd
+}
+
+// reindex opens the catalog and runs Reindex; the caller holds the lock.
+func reindex(cmd *cobra.Command, coll *archive.Collection, opts catalog.ReindexOptions) (catalog.ReindexStats, error) {
+	cat, err := catalog.Open(cmd.Context(), coll)
+	if err != nil {
+		return catalog.ReindexStats{}, err
+	}
+	st, err := cat.Reindex(cmd.Context(), opts)
+	if cerr := cat.Close(); err == nil {
+		err = cerr
+	}
+	return st, err
+}

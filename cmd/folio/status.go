@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive/catalog"
+)
+
+func init() { commands = append(commands, newStatusCmd) }
+
+// statusReport is what status prints; its JSON form is the --json output.
+type statusReport struct {
+	Snapshots        int            `json:"snapshots"`
+	ByStatus         map[string]int `json:"by_status"`
+	ByLayout         map[string]int `json:"by_layout"`
+	LegacyToMigrate  int            `json:"legacy_to_migrate"`
+	LegacyNoIndex    int            `json:"legacy_without_index"`
+	Results          int            `json:"results"`
+	OnDiskNotIndexed int            `json:"on_disk_not_in_catalog"`
+	ChangedOnDisk    int            `json:"changed_on_disk"`
+	CatalogOrphans   int            `json:"catalog_rows_without_folder"`
+	Unreadable       int            `json:"unreadable"`
+	Invalid          int            `json:"invalid"`
+	CatalogBuilt     *time.Time     `json:"catalog_built_at"`
+	CatalogUpdated   *time.Time     `json:"catalog_updated_at"`
+	Stale            bool           `json:"stale"`
+	DiskUse          int64          `json:"disk_use_bytes"`
+}
+
+func newStatusCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Count snapshots, legacy folders, orphans and catalog freshness",
+		Long: `Count the snapshots in the catalog by status and by layout, the legacy
+archive/<timestamp> folders still waiting for 'folio update --migrate-only', the
+folders on disk the catalog does not know and the catalog rows whose folder is
+gone (a stat-only walk: no index file is read), the entries of invalid/, the
+catalog's age, and the disk use recorded in the catalog.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			coll, err := e.open()
+			if err != nil {
+				return err
+			}
+			cat, err := catalog.Open(ctx, coll)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			st, err := cat.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			d, err := cat.Drift(ctx, 0)
+			if err != nil {
+				return err
+			}
+			p := e.printer()
+			for _, prob := range d.Problems {
+				p.Warnf("%s", prob.Error())
+			}
+			invalid, err := catalog.CountInvalid(coll)
+			if err != nil {
+				return err
+			}
+			r := statusReport{
+				Snapshots: st.Snapshots, ByStatus: st.ByStatus, ByLayout: st.ByLayout,
+				LegacyToMigrate: st.ByLayout[catalog.LayoutLegacy], LegacyNoIndex: st.LegacyNoIndex,
+				Results: st.Results, OnDiskNotIndexed: d.New, ChangedOnDisk: d.Changed,
+				CatalogOrphans: d.Gone, Unreadable: d.Unreadable, Invalid: invalid, Stale: d.Stale(), DiskUse: st.ArchiveSize,
+			}
+			if !st.BuiltAt.IsZero() {
+				r.CatalogBuilt = &st.BuiltAt
+			}
+			if !st.UpdatedAt.IsZero() {
+				r.CatalogUpdated = &st.UpdatedAt
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "    ")
+				return enc.Encode(r)
+			}
+			r.print(e.stdout, time.Now())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
+	return cmd
+}
+
+func (r statusReport) print(w io.Writer, now time.Time) {
+	fmt.Fprintf(w, "snapshots          %d (current layout %d, legacy %d)\n", r.Snapshots, r.ByLayout[catalog.LayoutCurrent], r.ByLayout[catalog.LayoutLegacy])
+	fmt.Fprintf(w, "by status          %s\n", counts(r.ByStatus))
+	fmt.Fprintf(w, "results            %d\n", r.Results)
+	fmt.Fprintf(w, "legacy to migrate  %d (%d without an index file)\n", r.LegacyToMigrate, r.LegacyNoIndex)
+	fmt.Fprintf(w, "not in catalog     %d folders on disk, %d changed since cataloged, %d catalog rows without a folder\n", r.OnDiskNotIndexed, r.ChangedOnDisk, r.CatalogOrphans)
+	fmt.Fprintf(w, "unreadable         %d (folders folio could not read; see the warnings)\n", r.Unreadable)
+	fmt.Fprintf(w, "invalid            %d\n", r.Invalid)
+	age := "never built"
+	if r.CatalogUpdated != nil {
+		age = fmt.Sprintf("updated %s (%s ago)", r.CatalogUpdated.Format(time.RFC3339), now.Sub(*r.CatalogUpdated).Round(time.Second))
+		if r.CatalogBuilt != nil {
+			age = fmt.Sprintf("built %s, %s", r.CatalogBuilt.Format(time.RFC3339), age)
+		}
+	}
+	if r.Stale {
+		age += "; stale: the tree changed since, run 'folio reindex'"
+	} else {
+		age += "; up to date"
+	}
+	fmt.Fprintf(w, "catalog            %s\n", age)
+	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", humanBytes(r.DiskUse), r.DiskUse)
+}
+
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		name := k
+		if name == "" {
+			name = "(none)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
