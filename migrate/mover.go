@@ -1,0 +1,565 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Errors of the mover. Each is wrapped with the path it concerns.
+var (
+	// ErrSpecialFile: a fifo, socket or device under a snapshot folder. The
+	// snapshot is left untouched.
+	ErrSpecialFile = errors.New("cannot safely copy special file")
+	// ErrWouldOverwrite: the destination holds a different file (or a
+	// different kind of treeEntry) at a path the source also has. Nothing is
+	// copied and both stay as they are.
+	ErrWouldOverwrite = errors.New("would overwrite a different file")
+	// ErrMismatch: verification found the destination differing from the
+	// source. The source is not deleted.
+	ErrMismatch = errors.New("verification failed")
+)
+
+// tempMarker is the marker archive.IsTemp recognises in the names of
+// unfinished writes; the mover names its temp files and staging folders
+// with it so readers skip them and recovery can remove them.
+const tempMarker = ".folio-tmp-"
+
+// treeEntry is one thing in a snapshot tree, as Lstat saw it.
+type treeEntry struct {
+	rel    string // slash path below the tree root; "" is the root itself
+	mode   fs.FileMode
+	size   int64
+	mtime  time.Time
+	atime  time.Time
+	target string // link text of a symlink
+}
+
+func (e *treeEntry) isDir() bool     { return e.mode.IsDir() }
+func (e *treeEntry) isLink() bool    { return e.mode&fs.ModeSymlink != 0 }
+func (e *treeEntry) isRegular() bool { return e.mode.IsRegular() }
+
+// walkTree lists root and everything below it without following symlinks,
+// parents before children, names sorted. A special file fails the walk with
+// ErrSpecialFile.
+func walkTree(root string) ([]treeEntry, error) {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []treeEntry
+	if err := walkInto(root, "", fi, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func walkInto(abs, rel string, fi fs.FileInfo, out *[]treeEntry) error {
+	e := treeEntry{rel: rel, mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime(), atime: atimeOf(fi)}
+	switch {
+	case e.isLink():
+		t, err := os.Readlink(abs)
+		if err != nil {
+			return err
+		}
+		e.target = t
+		e.size = 0
+	case e.isDir():
+		e.size = 0
+	case e.isRegular():
+	default:
+		return fmt.Errorf("%w %s (%s)", ErrSpecialFile, abs, kindOf(fi.Mode()))
+	}
+	*out = append(*out, e)
+	if !e.isDir() {
+		return nil
+	}
+	d, err := os.Open(abs)
+	if err != nil {
+		return err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", abs, err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		child := filepath.Join(abs, name)
+		cfi, err := os.Lstat(child)
+		if err != nil {
+			return err
+		}
+		if err := walkInto(child, path.Join(rel, name), cfi, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeIrregular != 0:
+		return "irregular file"
+	}
+	return "special file"
+}
+
+func atimeOf(fi fs.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Atim.Sec, st.Atim.Nsec)
+	}
+	return fi.ModTime()
+}
+
+func treeBytes(tree []treeEntry) (files, bytes int64) {
+	for i := range tree {
+		if tree[i].isRegular() {
+			files++
+			bytes += tree[i].size
+		}
+	}
+	return files, bytes
+}
+
+// payloadBytes is the size of a snapshot's files other than its root
+// index.jsonl: the archive_size a migrated snapshot gets when its record
+// has none.
+func payloadBytes(tree []treeEntry) int64 {
+	var n int64
+	for i := range tree {
+		if tree[i].isRegular() && tree[i].rel != indexName {
+			n += tree[i].size
+		}
+	}
+	return n
+}
+
+// under returns root/rel for a tree-relative slash path.
+func under(root, rel string) string {
+	if rel == "" {
+		return root
+	}
+	return filepath.Join(root, filepath.FromSlash(rel))
+}
+
+// copier copies snapshot trees. It is safe for concurrent use by many
+// snapshots at once; each tree is copied by one goroutine.
+type copier struct {
+	// fault is called mid-file with step "write" so tests can fail or kill
+	// a copy half way; nil in normal runs.
+	fault func(step, source string) error
+	label string
+}
+
+var tempSeq atomic.Uint64
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// tempName returns a name beside base that archive.IsTemp recognises and no
+// other writer uses: process id and a counter (the collection lock keeps
+// other folio processes out).
+func tempName(base string) string {
+	return "." + base + tempMarker + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+}
+
+// copyOp is what the pre-pass decided for one source treeEntry.
+type copyOp int
+
+const (
+	opCreate copyOp = iota // absent at the destination: copy it
+	opSame                 // identical treeEntry already there
+	opLater                // root index.jsonl that differs: merged by the index step
+)
+
+// preflight compares the source tree with an existing destination and
+// decides each treeEntry, before anything is written: one differing treeEntry
+// aborts the whole snapshot with ErrWouldOverwrite.
+func preflight(src, dst string, tree []treeEntry) ([]copyOp, error) {
+	ops := make([]copyOp, len(tree))
+	for i := range tree {
+		e := &tree[i]
+		d := under(dst, e.rel)
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			ops[i] = opCreate
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case e.isDir():
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("%w: %s (a directory in %s)", ErrWouldOverwrite, d, src)
+			}
+			ops[i] = opSame
+		case e.isLink():
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				return nil, fmt.Errorf("%w: %s (a symlink in %s)", ErrWouldOverwrite, d, src)
+			}
+			t, err := os.Readlink(d)
+			if err != nil {
+				return nil, err
+			}
+			if t != e.target {
+				return nil, fmt.Errorf("%w: %s (symlink to %q, source links to %q)", ErrWouldOverwrite, d, t, e.target)
+			}
+			ops[i] = opSame
+		default:
+			if e.rel == indexName {
+				ops[i] = opLater
+				if fi.Mode().IsRegular() {
+					if same, err := sameContent(under(src, e.rel), d, e.size, fi.Size()); err == nil && same {
+						ops[i] = opSame
+					}
+				}
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%w: %s (not a regular file)", ErrWouldOverwrite, d)
+			}
+			same, err := sameContent(under(src, e.rel), d, e.size, fi.Size())
+			if err != nil {
+				return nil, err
+			}
+			if !same {
+				return nil, fmt.Errorf("%w: %s", ErrWouldOverwrite, d)
+			}
+			ops[i] = opSame
+		}
+	}
+	return ops, nil
+}
+
+// indexName is the root index.jsonl, which the index step merges instead
+// of copying over a destination's own.
+const indexName = "index.jsonl"
+
+// copyTree copies tree from src into dst, creating only entries ops marks
+// opCreate. Files go to a temp name and are renamed into place without
+// replacing anything. On error the entries it created are removed again,
+// so a failed copy leaves the destination as it found it. It returns the
+// bytes copied.
+func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp) (n int64, err error) {
+	var created []string // destination paths, in creation order
+	defer func() {
+		if err != nil {
+			for i := len(created) - 1; i >= 0; i-- {
+				os.Remove(created[i])
+			}
+		}
+	}()
+	var dirs []int // created dirs, to get their mode and times at the end
+	for i := range tree {
+		if ops[i] != opCreate {
+			continue
+		}
+		e := &tree[i]
+		s, d := under(src, e.rel), under(dst, e.rel)
+		switch {
+		case e.isDir():
+			if err := os.Mkdir(d, 0o700); err != nil {
+				return n, fmt.Errorf("create %s: %w", d, err)
+			}
+			created = append(created, d)
+			dirs = append(dirs, i)
+		case e.isLink():
+			if err := os.Symlink(e.target, d); err != nil {
+				return n, fmt.Errorf("create symlink %s: %w", d, err)
+			}
+			created = append(created, d)
+			ts := []unix.Timespec{unix.NsecToTimespec(e.atime.UnixNano()), unix.NsecToTimespec(e.mtime.UnixNano())}
+			_ = unix.UtimesNanoAt(unix.AT_FDCWD, d, ts, unix.AT_SYMLINK_NOFOLLOW)
+		default:
+			w, err := c.copyFile(s, d, e)
+			n += w
+			if err != nil {
+				return n, err
+			}
+			created = append(created, d)
+		}
+	}
+	for j := len(dirs) - 1; j >= 0; j-- {
+		e := &tree[dirs[j]]
+		d := under(dst, e.rel)
+		if err := os.Chmod(d, e.mode&(fs.ModePerm|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+			return n, fmt.Errorf("chmod %s: %w", d, err)
+		}
+		if err := os.Chtimes(d, e.atime, e.mtime); err != nil {
+			return n, fmt.Errorf("set times of %s: %w", d, err)
+		}
+	}
+	return n, nil
+}
+
+// copyFile copies one regular file with its mode and times to d, which
+// must not exist. The data goes through copy_file_range when the kernel
+// offers it.
+func (c *copier) copyFile(s, d string, e *treeEntry) (int64, error) {
+	in, err := os.Open(s)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	tmp := filepath.Join(filepath.Dir(d), tempName(filepath.Base(d)))
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("copy %s: %w", s, err)
+	}
+	fail := func(err error) (int64, error) {
+		out.Close()
+		os.Remove(tmp)
+		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
+	}
+	var w int64
+	if c.fault != nil {
+		// Half the file, then the fault point, then the rest: a failing
+		// fault is a write error in the middle of a file.
+		w, err = io.CopyN(out, in, e.size/2)
+		if err != nil {
+			return fail(err)
+		}
+		if err := c.fault("write", c.label); err != nil {
+			return fail(err)
+		}
+	}
+	rest, err := io.Copy(out, in)
+	w += rest
+	if err != nil {
+		return fail(err)
+	}
+	if w != e.size {
+		return fail(fmt.Errorf("copied %d bytes, expected %d (the source changed)", w, e.size))
+	}
+	if err := out.Chmod(e.mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+		return fail(err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
+	}
+	if err := os.Chtimes(tmp, e.atime, e.mtime); err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("set times of %s: %w", d, err)
+	}
+	if err := renameNoReplace(tmp, d); err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
+	}
+	return w, nil
+}
+
+// renameNoReplace renames from to to and fails if to exists.
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("%w: %s", ErrWouldOverwrite, to)
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// The filesystem has no RENAME_NOREPLACE; the collection lock
+		// keeps other writers out, so check and rename.
+		if _, err := os.Lstat(to); err == nil {
+			return fmt.Errorf("%w: %s", ErrWouldOverwrite, to)
+		}
+		return os.Rename(from, to)
+	}
+	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+}
+
+// sameContent compares two files, sizes first.
+func sameContent(a, b string, sizeA, sizeB int64) (bool, error) {
+	if sizeA != sizeB {
+		return false, nil
+	}
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, err
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, err
+	}
+	defer fb.Close()
+	pa, pb := bufPool.Get().(*[]byte), bufPool.Get().(*[]byte)
+	defer bufPool.Put(pa)
+	defer bufPool.Put(pb)
+	ba, bb := *pa, *pb
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || string(ba[:na]) != string(bb[:nb]) {
+			return false, nil
+		}
+		aEnd := ea == io.EOF || ea == io.ErrUnexpectedEOF
+		bEnd := eb == io.EOF || eb == io.ErrUnexpectedEOF
+		if ea != nil && !aEnd {
+			return false, fmt.Errorf("read %s: %w", a, ea)
+		}
+		if eb != nil && !bEnd {
+			return false, fmt.Errorf("read %s: %w", b, eb)
+		}
+		if aEnd || bEnd {
+			return aEnd && bEnd, nil
+		}
+	}
+}
+
+// moveTree moves the snapshot folder src to dst (absolute paths). When dst
+// does not exist it is a rename, unless forceCopy is set or src and dst
+// are on different filesystems; then the tree is copied into a staging
+// folder beside dst that is renamed into place when complete. When dst
+// exists the trees are merged by copy, never replacing anything. In the
+// copy cases src is left in place for the caller to verify and delete.
+func (c *copier) moveTree(src, dst string, tree []treeEntry, forceCopy bool) (renamed bool, n int64, err error) {
+	_, err = os.Lstat(dst)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, 0, err
+	}
+	if !exists {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return false, 0, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+		}
+		if !forceCopy {
+			err := renameNoReplace(src, dst)
+			if err == nil {
+				_, n := treeBytes(tree)
+				return true, n, nil
+			}
+			if !errors.Is(err, unix.EXDEV) {
+				return false, 0, fmt.Errorf("move %s to %s: %w", src, dst, err)
+			}
+		}
+		stage := filepath.Join(filepath.Dir(dst), tempName(filepath.Base(dst)))
+		ops := make([]copyOp, len(tree)) // all opCreate
+		n, err := c.copyTree(src, stage, tree, ops)
+		if err != nil {
+			os.RemoveAll(stage)
+			return false, n, err
+		}
+		if err := renameNoReplace(stage, dst); err != nil {
+			os.RemoveAll(stage)
+			return false, n, fmt.Errorf("move %s into place: %w", dst, err)
+		}
+		return false, n, nil
+	}
+	ops, err := preflight(src, dst, tree)
+	if err != nil {
+		return false, 0, err
+	}
+	n, err = c.copyTree(src, dst, tree, ops)
+	return false, n, err
+}
+
+// removeTree deletes a verified source tree, children before parents,
+// calling fault("remove") before each treeEntry so tests can stop half way.
+// Directories are removed with rmdir, so an treeEntry that appeared after the
+// verification is never deleted: the removal then fails.
+func removeTree(root string, tree []treeEntry, fault func(step, source string) error, label string) error {
+	for i := len(tree) - 1; i >= 0; i-- {
+		if fault != nil {
+			if err := fault("remove", label); err != nil {
+				return err
+			}
+		}
+		p := under(root, tree[i].rel)
+		var err error
+		if tree[i].isDir() {
+			err = unix.Rmdir(p)
+		} else {
+			err = unix.Unlink(p)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// syncGroup coalesces concurrent requests for a durability barrier: every
+// caller returns only after a run of fn that started after it called, but
+// callers arriving together share one run (group commit).
+type syncGroup struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	started uint64
+	done    uint64
+	running bool
+	errs    map[uint64]error
+}
+
+func newSyncGroup() *syncGroup {
+	g := &syncGroup{errs: map[uint64]error{}}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *syncGroup) do(fn func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// A run in progress began before this call and does not count.
+	need := g.started + 1
+	for g.done < need {
+		if g.running {
+			g.cond.Wait()
+			continue
+		}
+		g.running = true
+		g.started++
+		gen := g.started
+		g.mu.Unlock()
+		err := fn()
+		g.mu.Lock()
+		g.running = false
+		g.done = gen
+		if err != nil {
+			g.errs[gen] = err
+		}
+		g.cond.Broadcast()
+	}
+	// Any run from need on covers this caller; report its error.
+	for gen := need; gen <= g.done; gen++ {
+		if err := g.errs[gen]; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncFS makes everything written to the filesystem holding dir durable.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("sync filesystem of %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,940 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive"
+	"folio/layout"
+)
+
+// Options configure Run.
+type Options struct {
+	// DryRun builds and writes the plan to PlanOut and changes nothing.
+	DryRun  bool
+	PlanOut io.Writer
+	// Resume skips legacy folders (and database rows) whose name
+	// (timestamp) sorts after it, as ArchiveBox's --resume.
+	Resume string
+	// BatchSize is how many journal records may wait for one fsync and how
+	// often a progress line is printed for large runs. Default 500.
+	BatchSize int
+	// Workers is how many snapshots move at once. Default 8.
+	Workers int
+	// ItemLines is the largest number of entries of a phase for which one
+	// line per entry is printed; larger phases print a line per batch and
+	// progress. Default 100.
+	ItemLines int
+	// ForceCopy copies (and verifies, then deletes) even where a rename
+	// would do. A testing and benchmarking knob: it exercises the path a
+	// migration across filesystems takes.
+	ForceCopy bool
+	// Fault, when set, is called at every step of every snapshot ("planned",
+	// "copied", "verified", "indexed", "deleting", "deleted", "done"), in the
+	// middle of every copied file ("write") and before every entry a
+	// deletion removes ("remove"); a non-nil error fails that snapshot
+	// there. Tests use it to inject write errors and crashes.
+	Fault func(step, source string) error
+
+	IDs     archive.IDSource
+	Now     func() time.Time
+	Printer archive.Printer
+}
+
+// Stats is what a migration did.
+type Stats struct {
+	Processed int64 // entries handled (snapshots, invalid folders, symlinks, crawl folders)
+	Migrated  int64 // snapshots moved, renamed, created or whose index.jsonl was rewritten
+	Current   int64 // snapshots already at the current layout
+	Symlinks  int64 // archive/<timestamp> symlinks removed
+	Invalid   int64 // folders moved to invalid/
+	Skipped   int64 // entries left alone (see the plan for why)
+	Failed    int64 // entries that failed; their sources are intact
+	Crawls    int64 // crawl folders renamed to compact ids
+	Recovered int64 // interrupted entries of an earlier run finished or rolled back
+	Files     int64 // files moved
+	Bytes     int64 // bytes moved
+	// Failures lists each failed entry with its error.
+	Failures []Failure
+	// Resume is the --resume value that continues an interrupted run.
+	Resume string
+}
+
+// Failure is one entry that could not be migrated.
+type Failure struct {
+	Source string
+	Err    error
+}
+
+// Work reports whether the run changed anything.
+func (s *Stats) Work() int64 {
+	return s.Migrated + s.Symlinks + s.Invalid + s.Crawls + s.Recovered
+}
+
+// WriteTable writes the final summary table.
+func (s *Stats) WriteTable(w io.Writer) error {
+	rows := []struct {
+		k string
+		v int64
+	}{
+		{"Processed", s.Processed}, {"Migrated", s.Migrated}, {"Already current", s.Current},
+		{"Removed symlinks", s.Symlinks}, {"Invalid", s.Invalid}, {"Skipped", s.Skipped},
+		{"Failed", s.Failed},
+	}
+	var b strings.Builder
+	b.WriteString("[√] Migration complete\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "    %-18s %d\n", r.k+":", r.v)
+	}
+	if s.Crawls > 0 {
+		fmt.Fprintf(&b, "    %-18s %d\n", "Renamed crawls:", s.Crawls)
+	}
+	if s.Recovered > 0 {
+		fmt.Fprintf(&b, "    %-18s %d\n", "Recovered:", s.Recovered)
+	}
+	fmt.Fprintf(&b, "    %-18s %s (%d files)\n", "Bytes moved:", humanBytes(s.Bytes), s.Files)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Run migrates the collection to the current layout: it finishes what an
+// interrupted earlier run left, scans the collection, plans every move,
+// and executes the plan (unless DryRun). The caller holds the collection
+// lock. Some failed entries make the error wrap archive.ErrPartial; a
+// cancelled ctx stops after the snapshots in flight are consistent and the
+// error wraps context.Canceled and names the --resume value.
+func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, error) {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 500
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	if opts.ItemLines <= 0 {
+		opts.ItemLines = 100
+	}
+	if opts.IDs == nil {
+		opts.IDs = archive.RandomIDs
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Printer == nil {
+		opts.Printer = archive.Discard
+	}
+	if opts.PlanOut == nil {
+		opts.PlanOut = io.Discard
+	}
+	x := &executor{c: c, opts: opts, p: opts.Printer, st: &Stats{}, groups: map[uint64]*syncGroup{}}
+	jpath := c.Path(JournalFile)
+	var pend []jrecord
+	if opts.DryRun {
+		data, err := os.ReadFile(jpath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read journal %s: %w", jpath, err)
+		}
+		recs, _ := parseJournal(data)
+		pend = pendingRecords(recs)
+		if len(pend) > 0 {
+			x.p.Infof("[*] %d entries of an interrupted migration will be finished first", len(pend))
+		}
+	} else {
+		j, recs, err := openJournal(jpath, opts.BatchSize)
+		if err != nil {
+			return nil, err
+		}
+		defer j.close()
+		x.j = j
+		if pend = pendingRecords(recs); len(pend) > 0 {
+			x.p.Infof("[*] Finishing %d entries of an interrupted migration...", len(pend))
+			x.recover(pend)
+		}
+	}
+	inv, err := Scan(ctx, c, ScanOptions{
+		IDs: opts.IDs, Now: opts.Now, Resume: opts.Resume, Printer: opts.Printer, Workers: opts.Workers,
+		OnError: func(source string, err error) { x.p.Warnf("%s: %v", source, err) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := NewPlan(c, inv, opts.Now())
+	if err != nil {
+		return nil, err
+	}
+	x.protect(plan)
+	if opts.DryRun {
+		if err := plan.Format(opts.PlanOut); err != nil {
+			return nil, err
+		}
+		x.st.Current = int64(plan.Current)
+		x.st.Skipped = int64(plan.Count(ActionSkip))
+		return x.st, nil
+	}
+	x.st.Current = int64(plan.Current)
+	err = x.execute(ctx, plan)
+	if err == nil && x.unfinished.Load() == 0 {
+		err = x.j.clear()
+	}
+	st := x.st
+	sort.Slice(st.Failures, func(i, k int) bool { return st.Failures[i].Source < st.Failures[k].Source })
+	switch {
+	case err != nil:
+		return st, err
+	case ctx.Err() != nil:
+		hint := "folio update --migrate-only"
+		if st.Resume != "" {
+			hint += " --resume " + st.Resume
+		}
+		return st, fmt.Errorf("migration interrupted; everything done so far is consistent; continue with '%s': %w", hint, ctx.Err())
+	case st.Failed > 0:
+		return st, fmt.Errorf("%d entries failed to migrate (their folders are intact): %w", st.Failed, archive.ErrPartial)
+	}
+	return st, nil
+}
+
+// executor runs a Plan.
+type executor struct {
+	c    *archive.Collection
+	opts Options
+	p    archive.Printer
+	j    *journal
+
+	mu         sync.Mutex
+	st         *Stats
+	groups     map[uint64]*syncGroup // per filesystem
+	blocked    map[string]string     // sources an unfinished recovery still owns -> why
+	unfinished atomic.Int64          // journal entries left pending
+}
+
+// fault runs the fault hook for one step.
+func (x *executor) fault(step, label string) error {
+	if x.opts.Fault == nil {
+		return nil
+	}
+	return x.opts.Fault(step, label)
+}
+
+// mark appends a journal record and then runs the fault hook.
+func (x *executor) mark(r jrecord, durable bool) error {
+	if err := x.j.append(r, durable); err != nil {
+		return err
+	}
+	return x.fault(r.Step, r.Src)
+}
+
+func (x *executor) add(f func(s *Stats)) {
+	x.mu.Lock()
+	f(x.st)
+	x.mu.Unlock()
+}
+
+func (x *executor) fail(src string, err error) {
+	x.add(func(s *Stats) {
+		s.Failed++
+		s.Failures = append(s.Failures, Failure{Source: src, Err: err})
+	})
+}
+
+// protect turns plan steps whose source an unfinished recovery still owns
+// into skips, so a half-deleted folder is never taken for a legacy one.
+func (x *executor) protect(p *Plan) {
+	if len(x.blocked) == 0 {
+		return
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if why, ok := x.blocked[s.Source]; ok && s.Action != ActionSkip {
+			s.Action, s.Reason = ActionSkip, why
+		}
+	}
+}
+
+// execute runs the plan's phases.
+func (x *executor) execute(ctx context.Context, plan *Plan) error {
+	var unlink, crawls, phase1, phase2, skips []*Step
+	for i := range plan.Steps {
+		s := &plan.Steps[i]
+		switch {
+		case s.Action == ActionSkip:
+			skips = append(skips, s)
+		case s.Action == ActionUnlink:
+			unlink = append(unlink, s)
+		case s.Action == ActionCrawl:
+			crawls = append(crawls, s)
+		case s.Phase == 1:
+			phase1 = append(phase1, s)
+		default:
+			phase2 = append(phase2, s)
+		}
+	}
+	for _, s := range skips {
+		x.st.Skipped++
+		x.p.Infof("    Skipped (%s): %s", s.Reason, s.Source)
+	}
+	x.p.Infof("[*] Phase 1: Draining old archive/ directories (0.8.x → 0.9.x migration)...")
+	for _, s := range unlink {
+		if ctx.Err() != nil {
+			break
+		}
+		x.unlink(s)
+	}
+	if n := x.st.Symlinks; n > 0 {
+		x.p.Infof("    Removed %d compatibility symlinks", n)
+	}
+	// Crawl folders get their compact names before any snapshot links
+	// into them.
+	x.runSteps(ctx, "crawls", crawls, false)
+	x.p.Infof("[*] Found %d old directories to drain", len(phase1))
+	x.runSteps(ctx, "phase 1", phase1, true)
+	x.p.Infof("[*] Phase 2: Selecting database snapshots with stale filesystem versions...")
+	x.p.Infof("    Found %d stale filesystem snapshots", len(phase2))
+	x.runSteps(ctx, "phase 2", phase2, true)
+	if ctx.Err() != nil {
+		x.st.Resume = resumePoint(append(phase1, phase2...), x)
+	}
+	return nil
+}
+
+// resumePoint is the largest legacy name (or timestamp) among steps that
+// did not start, which --resume needs to reach all of them again.
+func resumePoint(steps []*Step, x *executor) string {
+	best := ""
+	for _, s := range steps {
+		if s.started {
+			continue
+		}
+		name := ""
+		if s.Phase == 1 {
+			name = path.Base(s.Source)
+		} else if s.Item != nil {
+			name = s.Item.Snapshot.Timestamp
+		}
+		if name > best {
+			best = name
+		}
+	}
+	return best
+}
+
+// runSteps executes steps with Workers in parallel and reports each.
+func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, numbered bool) {
+	total := int64(len(steps))
+	if total == 0 {
+		return
+	}
+	var done atomic.Int64
+	lines := len(steps) <= x.opts.ItemLines
+	g := new(errgroup.Group)
+	g.SetLimit(x.opts.Workers)
+	for _, s := range steps {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil
+			}
+			x.mu.Lock()
+			s.started = true
+			x.mu.Unlock()
+			verb, err := x.step(s)
+			n := done.Add(1)
+			x.add(func(st *Stats) { st.Processed++ })
+			switch {
+			case err != nil:
+				x.fail(s.Source, err)
+				x.p.Warnf("    [%d] Skipped (error: %v): %s", n, err, s.Name())
+			case lines && numbered:
+				x.p.Infof("    [%d] %s: %s", n, verb, s.Name())
+			case lines:
+				x.p.Infof("    %s: %s", verb, s.Name())
+			case n%int64(x.opts.BatchSize) == 0:
+				x.p.Infof("    %s: %d/%d so far...", phase, n, total)
+			}
+			x.p.Progress(phase, n, total)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// step executes one step and returns the verb for its output line.
+func (x *executor) step(s *Step) (string, error) {
+	switch s.Action {
+	case ActionMove:
+		return "Migrated", x.move(s)
+	case ActionCreate, ActionIndex:
+		changed, err := x.indexOnly(s)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			x.add(func(st *Stats) { st.Current++ })
+			return "Already current", nil
+		}
+		x.add(func(st *Stats) { st.Migrated++ })
+		if s.Action == ActionCreate {
+			return "Created", nil
+		}
+		return "Indexed", nil
+	case ActionInvalid:
+		if err := x.relocate(s, modeCopy, nil); err != nil {
+			return "", err
+		}
+		x.add(func(st *Stats) { st.Invalid++ })
+		return "Invalid", nil
+	case ActionCrawl:
+		if err := x.relocate(s, modeCrawl, nil); err != nil {
+			return "", err
+		}
+		x.add(func(st *Stats) { st.Crawls++ })
+		return "Renamed crawl", nil
+	}
+	return "", fmt.Errorf("unknown action %q", s.Action)
+}
+
+func (x *executor) unlink(s *Step) {
+	p := x.c.Path(s.Source)
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err != nil:
+		x.fail(s.Source, err)
+		return
+	case fi.Mode()&fs.ModeSymlink == 0:
+		x.fail(s.Source, fmt.Errorf("remove symlink %s: no longer a symlink", p))
+		return
+	}
+	if err := os.Remove(p); err != nil {
+		x.fail(s.Source, fmt.Errorf("remove symlink %s: %w", p, err))
+		return
+	}
+	x.add(func(st *Stats) { st.Symlinks++; st.Processed++ })
+}
+
+// move migrates one snapshot folder.
+func (x *executor) move(s *Step) error {
+	if err := x.relocate(s, modeCopy, s.Item); err != nil {
+		return err
+	}
+	x.add(func(st *Stats) { st.Migrated++ })
+	return nil
+}
+
+// relocate moves the folder of step s to its destination: rename when
+// possible, else copy, verify, index, sync, re-verify and delete. With an
+// item, the destination's index.jsonl is written and the crawl symlink
+// made.
+func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
+	label := s.Source
+	src, dst := x.c.Path(s.Source), x.c.Path(s.Dest)
+	tree, err := walkTree(src)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", src, err)
+	}
+	files, size := treeBytes(tree)
+	payload := payloadBytes(tree)
+	dstExists, err := lexists(dst)
+	if err != nil {
+		return err
+	}
+	link, linkTo := x.crawlLink(it, s.Dest)
+	cp := &copier{fault: x.opts.Fault, label: label}
+	if !dstExists && !x.opts.ForceCopy {
+		var ix []byte
+		if it != nil {
+			existing, err := readOptional(filepath.Join(src, archive.IndexFile))
+			if err != nil {
+				return err
+			}
+			if ix, err = buildIndex(existing, it, payload); err != nil {
+				return err
+			}
+		}
+		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: modeRename, Index: ix, Link: link, LinkTo: linkTo}, true); err != nil {
+			return x.abandon(s, err)
+		}
+		renamed, _, err := cp.moveTree(src, dst, tree, false)
+		if err != nil {
+			return x.abandon(s, err)
+		}
+		if renamed {
+			x.add(func(st *Stats) { st.Files += files; st.Bytes += size })
+			// From here on the journal owns the entry: an error leaves it
+			// pending and the next run writes the index it recorded.
+			if err := x.renamed(s, dst, it, ix, link, linkTo); err != nil {
+				x.unfinished.Add(1)
+				return err
+			}
+			return nil
+		}
+		// Another filesystem: moveTree copied into place instead. Record
+		// the copy mode and continue with verification.
+		if err := x.j.append(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Link: link, LinkTo: linkTo}, true); err != nil {
+			return err
+		}
+	} else {
+		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Link: link, LinkTo: linkTo}, true); err != nil {
+			return x.abandon(s, err)
+		}
+		if _, _, err := cp.moveTree(src, dst, tree, true); err != nil {
+			return x.abandon(s, err)
+		}
+	}
+	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
+		return x.abandon(s, err)
+	}
+	if _, err := verifyTree(src, dst); err != nil {
+		return x.abandon(s, err)
+	}
+	if err := x.mark(jrecord{Step: stepVerified, Src: s.Source}, false); err != nil {
+		return x.abandon(s, err)
+	}
+	if it != nil {
+		existing, err := readOptional(filepath.Join(dst, archive.IndexFile))
+		if err != nil {
+			return x.abandon(s, err)
+		}
+		ix, err := buildIndex(existing, it, payload)
+		if err != nil {
+			return x.abandon(s, err)
+		}
+		if !bytes.Equal(ix, existing) {
+			if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
+				return x.abandon(s, err)
+			}
+		}
+		if err := x.mark(jrecord{Step: stepIndexed, Src: s.Source}, false); err != nil {
+			return x.abandon(s, err)
+		}
+	}
+	if err := x.syncData(dst); err != nil {
+		return x.abandon(s, err)
+	}
+	if err := x.mark(jrecord{Step: stepDeleting, Src: s.Source}, true); err != nil {
+		return x.abandon(s, err)
+	}
+	// From here on the journal owns the source: an error leaves it at
+	// "deleting" and the next run finishes the deletion after verifying
+	// again what is left.
+	if err := x.finishDelete(s.Source, s.Dest); err != nil {
+		x.unfinished.Add(1)
+		return err
+	}
+	x.add(func(st *Stats) { st.Files += files; st.Bytes += size })
+	if err := x.makeLink(link, linkTo); err != nil {
+		x.unfinished.Add(1)
+		return err
+	}
+	if err := x.mark(jrecord{Step: stepDone, Src: s.Source}, false); err != nil {
+		x.unfinished.Add(1)
+		return err
+	}
+	return nil
+}
+
+// renamed finishes a snapshot whose folder was renamed into place.
+func (x *executor) renamed(s *Step, dst string, it *Item, ix []byte, link, linkTo string) error {
+	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
+		return err
+	}
+	if it != nil {
+		if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
+			return err
+		}
+		if err := x.mark(jrecord{Step: stepIndexed, Src: s.Source}, false); err != nil {
+			return err
+		}
+	}
+	if err := x.makeLink(link, linkTo); err != nil {
+		return err
+	}
+	return x.mark(jrecord{Step: stepDone, Src: s.Source}, false)
+}
+
+// abandon records that a step failed with its source intact and returns
+// err. A failed journal write leaves the entry pending, which the next run
+// rolls back the same way.
+func (x *executor) abandon(s *Step, err error) error {
+	if jerr := x.j.append(jrecord{Step: stepFailed, Src: s.Source, Err: err.Error()}, false); jerr != nil {
+		x.unfinished.Add(1)
+	}
+	return err
+}
+
+// finishDelete verifies what is left of src against dst and deletes it.
+func (x *executor) finishDelete(srcRel, dstRel string) error {
+	src, dst := x.c.Path(srcRel), x.c.Path(dstRel)
+	if ok, err := lexists(src); err != nil || !ok {
+		return err
+	}
+	tree, err := verifyTree(src, dst)
+	if err != nil {
+		return fmt.Errorf("verify %s again before deleting it: %w", src, err)
+	}
+	if err := removeTree(src, tree, x.opts.Fault, srcRel); err != nil {
+		return err
+	}
+	if err := archive.SyncDir(filepath.Dir(src)); err != nil {
+		return err
+	}
+	return x.mark(jrecord{Step: stepDeleted, Src: srcRel}, false)
+}
+
+// indexOnly writes the index.jsonl of a snapshot whose folder is (or is to
+// be created) at its destination. It reports whether anything changed.
+func (x *executor) indexOnly(s *Step) (bool, error) {
+	it := s.Item
+	dst := x.c.Path(s.Dest)
+	existing, err := readOptional(filepath.Join(dst, archive.IndexFile))
+	if err != nil {
+		return false, err
+	}
+	var size int64
+	if s.Action == ActionIndex {
+		tree, err := walkTree(dst)
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", dst, err)
+		}
+		size = payloadBytes(tree)
+	}
+	ix, err := buildIndex(existing, it, size)
+	if err != nil {
+		return false, err
+	}
+	link, linkTo := x.crawlLink(it, s.Dest)
+	linkOK := link == "" || x.linkPresent(link, linkTo)
+	if existing != nil && bytes.Equal(ix, existing) && linkOK {
+		return false, nil
+	}
+	label := s.Dest
+	mode := modeIndex
+	if s.Action == ActionCreate {
+		mode = modeCreate
+	}
+	if err := x.mark(jrecord{Step: stepPlanned, Src: label, Dst: s.Dest, Mode: mode}, false); err != nil {
+		return false, x.abandon(&Step{Source: label}, err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return false, x.abandon(&Step{Source: label}, fmt.Errorf("create %s: %w", dst, err))
+	}
+	if !bytes.Equal(ix, existing) {
+		if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
+			return false, x.abandon(&Step{Source: label}, err)
+		}
+	}
+	if err := x.mark(jrecord{Step: stepIndexed, Src: label}, false); err != nil {
+		return false, x.abandon(&Step{Source: label}, err)
+	}
+	if err := x.makeLink(link, linkTo); err != nil {
+		return false, x.abandon(&Step{Source: label}, err)
+	}
+	return true, x.mark(jrecord{Step: stepDone, Src: label}, false)
+}
+
+// syncData makes the files written to dst's filesystem durable, sharing
+// one syncfs among concurrent callers on the same filesystem.
+func (x *executor) syncData(dst string) error {
+	var dev uint64
+	if fi, err := os.Stat(dst); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			dev = uint64(st.Dev)
+		}
+	}
+	x.mu.Lock()
+	g := x.groups[dev]
+	if g == nil {
+		g = newSyncGroup()
+		x.groups[dev] = g
+	}
+	x.mu.Unlock()
+	return g.do(func() error { return syncFS(dst) })
+}
+
+// readOptional reads a file that may be absent (nil, nil).
+func readOptional(p string) ([]byte, error) {
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	return data, nil
+}
+
+// buildIndex returns the index.jsonl of a migrated snapshot: the existing
+// file (if any) with the Snapshot record merged (unknown keys survive),
+// the item's foreign lines kept verbatim, and its results added (a result
+// already present, by id or by plugin, hook and start time, is not
+// repeated). size is the bytes of the snapshot's files, used as
+// archive_size when the item has none.
+func buildIndex(existing []byte, it *Item, size int64) ([]byte, error) {
+	ix, _ := archive.ParseIndex(existing)
+	snap := it.Snapshot
+	snap.FSVersion = layout.Current
+	if snap.Status == "" {
+		snap.Status = "sealed"
+	}
+	if snap.ArchiveSize == 0 && size > 0 {
+		if old, ok := ix.Snapshot(); ok && old.ArchiveSize != 0 {
+			snap.ArchiveSize = old.ArchiveSize
+		} else {
+			snap.ArchiveSize = size
+		}
+	}
+	ix.SetSnapshot(snap)
+	have := map[string]bool{}
+	for _, l := range ix.Foreign() {
+		have[string(l)] = true
+	}
+	for _, l := range it.Foreign {
+		if len(bytes.TrimSpace(l)) == 0 || have[string(l)] {
+			continue
+		}
+		have[string(l)] = true
+		ix.Append(l)
+	}
+	old := ix.Results()
+	for _, r := range it.Results {
+		if r.SnapshotID == "" {
+			r.SnapshotID = snap.ID
+		}
+		if dupResult(old, r) {
+			continue
+		}
+		ix.AddResult(r)
+	}
+	return ix.Bytes(), nil
+}
+
+// dupResult reports whether r is already among rs under another id (or
+// none): same plugin, hook, start time and output.
+func dupResult(rs []archive.Result, r archive.Result) bool {
+	for i := range rs {
+		o := &rs[i]
+		if r.ID != "" && o.ID == r.ID {
+			return false // AddResult merges it in place
+		}
+	}
+	for i := range rs {
+		o := &rs[i]
+		if o.Plugin == r.Plugin && o.HookName == r.HookName && o.StartTS.Equal(r.StartTS) && o.OutputStr == r.OutputStr {
+			return true
+		}
+	}
+	return false
+}
+
+// crawlLink returns the crawl symlink of a snapshot at dest (both slash
+// paths relative to the data dir): the link's path and its relative
+// target, or "" when the snapshot has no known crawl.
+func (x *executor) crawlLink(it *Item, dest string) (link, target string) {
+	if it == nil || it.Crawl == nil || !layout.IsCompactID(it.Crawl.ID) {
+		return "", ""
+	}
+	cr := it.Crawl
+	var dir string
+	if cr.Dir != "" {
+		dir = path.Join(path.Dir(cr.Dir), cr.ID)
+	} else {
+		d, err := layout.CrawlDir(cr.User, cr.CreatedAt, cr.URLs, cr.ID)
+		if err != nil {
+			return "", ""
+		}
+		dir = d
+	}
+	parent := path.Join(dir, "snapshots", layout.Domain(it.Snapshot.URL))
+	rel, err := filepath.Rel(x.c.Path(parent), x.c.Path(dest))
+	if err != nil {
+		return "", ""
+	}
+	return path.Join(parent, it.Snapshot.ID), filepath.ToSlash(rel)
+}
+
+func (x *executor) linkPresent(link, target string) bool {
+	t, err := os.Readlink(x.c.Path(link))
+	return err == nil && t == target
+}
+
+// makeLink creates (or corrects) a crawl symlink. A real file or folder
+// at the link's place is left alone; a stale link under the snapshot's
+// dashed id is removed.
+func (x *executor) makeLink(link, target string) error {
+	if link == "" {
+		return nil
+	}
+	p := x.c.Path(link)
+	if dashed := layout.Dashed(path.Base(link)); dashed != "" {
+		old := filepath.Join(filepath.Dir(p), dashed)
+		if fi, err := os.Lstat(old); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if err := os.Remove(old); err != nil {
+				return fmt.Errorf("remove stale crawl link %s: %w", old, err)
+			}
+		}
+	}
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink == 0:
+		return nil
+	case err == nil:
+		if t, _ := os.Readlink(p); t == target {
+			return nil
+		}
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("replace crawl link %s: %w", p, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(p), err)
+	}
+	if err := os.Symlink(target, p); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create crawl link %s: %w", p, err)
+	}
+	return nil
+}
+
+// recover finishes or rolls back the entries an interrupted run left
+// pending. Sources it cannot settle are blocked for this run.
+func (x *executor) recover(pend []jrecord) {
+	x.blocked = map[string]string{}
+	for _, r := range pend {
+		if err := x.recoverOne(r); err != nil {
+			x.blocked[r.Src] = fmt.Sprintf("an interrupted migration of it could not be finished: %v", err)
+			x.unfinished.Add(1)
+			x.p.Warnf("%s: %v (left as it is; run again once fixed)", r.Src, err)
+			continue
+		}
+		x.add(func(st *Stats) { st.Recovered++ })
+	}
+}
+
+func (x *executor) recoverOne(r jrecord) error {
+	src, dst := x.c.Path(r.Src), x.c.Path(r.Dst)
+	srcOK, err := lexists(src)
+	if err != nil {
+		return err
+	}
+	dstOK, err := lexists(dst)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Mode == modeRename && !srcOK && dstOK:
+		// Renamed; the index (and link) may be missing.
+		if r.Index != nil {
+			cur, err := readOptional(filepath.Join(dst, archive.IndexFile))
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(cur, r.Index) {
+				if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), r.Index, 0o644); err != nil {
+					return err
+				}
+			}
+		}
+		if err := x.makeLink(r.Link, r.LinkTo); err != nil {
+			return err
+		}
+		x.p.Infof("    Finished interrupted migration: %s", r.Src)
+		return x.j.append(jrecord{Step: stepDone, Src: r.Src}, false)
+	case r.Step == stepDeleting || r.Step == stepDeleted:
+		if !dstOK {
+			return fmt.Errorf("destination %s is missing", dst)
+		}
+		if err := x.finishDelete(r.Src, r.Dst); err != nil {
+			return err
+		}
+		if err := x.makeLink(r.Link, r.LinkTo); err != nil {
+			return err
+		}
+		x.p.Infof("    Finished interrupted migration: %s", r.Src)
+		return x.j.append(jrecord{Step: stepDone, Src: r.Src}, false)
+	}
+	// The source is intact (nothing is deleted before "deleting"): remove
+	// what the interrupted copy left half-written and let this run redo it.
+	if r.Dst != "" && r.Mode != modeIndex && r.Mode != modeCreate {
+		if err := removeStaging(dst); err != nil {
+			return err
+		}
+	}
+	return x.j.append(jrecord{Step: stepFailed, Src: r.Src, Err: "interrupted; redone by the next run"}, false)
+}
+
+// removeStaging deletes the staging folders beside dst and the temp files
+// inside it that an interrupted copy left.
+func removeStaging(dst string) error {
+	parent, base := filepath.Dir(dst), filepath.Base(dst)
+	names, err := readNames(parent)
+	if err != nil {
+		return err
+	}
+	prefix := "." + base + tempMarker
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			if err := os.RemoveAll(filepath.Join(parent, n)); err != nil {
+				return fmt.Errorf("remove staging folder %s: %w", filepath.Join(parent, n), err)
+			}
+		}
+	}
+	if fi, err := os.Lstat(dst); err != nil || !fi.IsDir() {
+		return nil
+	}
+	return filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dst && archive.IsTemp(d.Name()) && strings.Contains(d.Name(), tempMarker) {
+			if err := os.RemoveAll(p); err != nil {
+				return fmt.Errorf("remove temp file %s: %w", p, err)
+			}
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+}
+
+func readNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}

@@ -1,0 +1,69 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// verifyTree checks that everything under src is also under dst: every
+// directory (empty ones too) a real directory, every symlink a symlink with
+// the same link text, every regular file a regular file with the same size
+// and the same bytes. Entries only dst has are fine. The root index.jsonl
+// is not compared when the destination has its own: the index step merges
+// the source's lines into it and checks them there. It walks src afresh,
+// so it verifies what is on disk now, not what a copy meant to write, and
+// returns the source tree it checked.
+func verifyTree(src, dst string) ([]treeEntry, error) {
+	tree, err := walkTree(src)
+	if err != nil {
+		return nil, err
+	}
+	for i := range tree {
+		e := &tree[i]
+		d := under(dst, e.rel)
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s is missing", ErrMismatch, d)
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case e.isDir():
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("%w: %s is not a directory", ErrMismatch, d)
+			}
+		case e.isLink():
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				return nil, fmt.Errorf("%w: %s is not a symlink", ErrMismatch, d)
+			}
+			t, err := os.Readlink(d)
+			if err != nil {
+				return nil, err
+			}
+			if t != e.target {
+				return nil, fmt.Errorf("%w: %s links to %q, not %q", ErrMismatch, d, t, e.target)
+			}
+		default:
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%w: %s is not a regular file", ErrMismatch, d)
+			}
+			same, err := sameContent(under(src, e.rel), d, e.size, fi.Size())
+			if err != nil {
+				return nil, err
+			}
+			if !same && e.rel == indexName {
+				continue
+			}
+			if !same {
+				if e.size != fi.Size() {
+					return nil, fmt.Errorf("%w: %s has %d bytes, the source %d", ErrMismatch, d, fi.Size(), e.size)
+				}
+				return nil, fmt.Errorf("%w: %s differs from %s", ErrMismatch, d, under(src, e.rel))
+			}
+		}
+	}
+	return tree, nil
+}
