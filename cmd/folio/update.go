@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive"
+	"folio/archive/catalog"
+	"folio/migrate"
+)
+
+func init() { commands = append(commands, newUpdateCmd) }
+
+func newUpdateCmd(e *env) *cobra.Command {
+	var (
+		migrateOnly bool
+		opts        migrate.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "update --migrate-only",
+		Short: "Migrate legacy ArchiveBox folders and databases to the current layout",
+		Long: `Bring every snapshot of the collection to the current layout (fs_version 0.9.4):
+legacy archive/<timestamp>/ folders of ArchiveBox 0.4-0.8, 0.9 folders named by
+dashed ids, and rows of a legacy index.sqlite3 (read, never written) that have no
+folder yet. Each folder is renamed, or copied and verified byte for byte before
+its source is deleted; differing files are never overwritten. Folders that
+cannot be identified go to invalid/<YYYYMMDD>/. A journal in .folio/ lets a run
+killed at any point be finished by the next one. The catalog is brought up to
+date at the end. A second run finds nothing to do.
+
+--dry-run prints the plan and changes nothing. Exit 3 when some entries failed
+(their folders stay intact), 130 when interrupted (run again, or with the
+printed --resume value).
+
+Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
+FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is
+reached (planned, copied, verified, indexed, deleting, deleted, done, write,
+remove).`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !migrateOnly {
+				return usagef("capture updates are not available yet; use 'folio update --migrate-only'")
+			}
+			if opts.BatchSize < 1 {
+				return usagef("--batch-size must be at least 1")
+			}
+			if opts.Workers < 1 {
+				return usagef("--workers must be at least 1")
+			}
+			fault, err := faultFromEnv(os.Getenv("FOLIO_FAULT"))
+			if err != nil {
+				return usagef("FOLIO_FAULT: %v", err)
+			}
+			opts.Fault = fault
+			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
+			coll, err := e.open()
+			if err != nil {
+				return err
+			}
+			lock, err := coll.Lock("update --migrate-only")
+			if err != nil {
+				return err
+			}
+			defer lock.Unlock()
+			p := e.printer()
+			defer p.done()
+			opts.Printer = p
+			opts.PlanOut = e.stdout
+			ctx := cmd.Context()
+			st, runErr := migrate.Run(ctx, coll, opts)
+			if st == nil || opts.DryRun {
+				return runErr
+			}
+			if ctx.Err() == nil {
+				p.Infof("[*] Phase 3: Running filesystem maintenance until idle...")
+				if err := updateCatalog(cmd, coll, p); err != nil && runErr == nil {
+					runErr = err
+				}
+			}
+			if err := st.WriteTable(e.stdout); err != nil && runErr == nil {
+				runErr = err
+			}
+			for _, f := range st.Failures {
+				p.Warnf("%s: %v", f.Source, f.Err)
+			}
+			return runErr
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&migrateOnly, "migrate-only", false, "only migrate folders to the current layout (required for now)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (what moves where, what goes to invalid/, what is skipped and why) and change nothing")
+	f.StringVar(&opts.Resume, "resume", "", "skip legacy folders and rows whose timestamp sorts after `TS`")
+	f.IntVar(&opts.BatchSize, "batch-size", 500, "journal records per fsync batch and entries per progress line")
+	f.IntVarP(&opts.Workers, "workers", "j", 8, "snapshots migrated at once")
+	return cmd
+}
+
+// updateCatalog brings the catalog in line with the migrated tree.
+func updateCatalog(cmd *cobra.Command, coll *archive.Collection, p archive.Printer) error {
+	cat, err := catalog.Open(cmd.Context(), coll)
+	if err != nil {
+		return err
+	}
+	_, err = cat.Reindex(cmd.Context(), catalog.ReindexOptions{Printer: p})
+	if cerr := cat.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// faultFromEnv parses FOLIO_FAULT ("step:N", comma separated): the process
+// exits with status 99, as abruptly as a kill, the Nth time step is reached.
+func faultFromEnv(spec string) (func(step, source string) error, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	at := map[string]int64{}
+	for _, part := range strings.Split(spec, ",") {
+		step, n, ok := strings.Cut(strings.TrimSpace(part), ":")
+		count, err := strconv.ParseInt(n, 10, 64)
+		if !ok || step == "" || err != nil || count < 1 {
+			return nil, errors.New("want step:N with N >= 1, e.g. copied:3")
+		}
+		at[step] = count
+	}
+	counts := map[string]*atomic.Int64{}
+	for step := range at {
+		counts[step] = new(atomic.Int64)
+	}
+	return func(step, source string) error {
+		if c := counts[step]; c != nil && c.Add(1) == at[step] {
+			fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d reached at %s\n", step, at[step], source)
+			os.Exit(99)
+		}
+		return nil
+	}, nil
+}
