@@ -1,0 +1,1060 @@
+// Package export writes a collection as a static site: a root list of
+// snapshots in pages (newest first) with a filter box that searches all of
+// them, a detail page in every snapshot folder, and a root index.jsonl
+// manifest. Every link is relative and names .../index.html, so the site
+// works from file://, under any sub-path and on any static host. Exports
+// are incremental: a page is rewritten only when what it shows changed.
+package export
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"html/template"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive"
+	"folio/archive/catalog"
+	"folio/templates"
+)
+
+// Options says what to export and where.
+type Options struct {
+	Collection *archive.Collection
+
+	// Out is the folder of a publishable copy; "" exports in place (the
+	// pages are written into the collection itself).
+	Out string
+
+	// Query selects the snapshots (patterns, tags, status, dates). Its
+	// Sort and Limit are ignored: an export lists newest first.
+	Query catalog.Query
+
+	Full                 bool   // rewrite every page, ignoring the previous export
+	Gzip                 bool   // write .gz siblings of the generated files
+	Bundle               string // also write the site as one .tar.zst file here
+	AllowArchivedScripts bool   // let archived pages run scripts in their sandbox
+
+	PageSize  int    // rows per root page; default 250
+	Workers   int    // pages rendered and written in parallel; default 8 per CPU
+	Templates string // folder whose files override the embedded templates
+	Title     string // site title; default "folio archive"
+	Version   string // folio version shown in footers
+
+	// SkipReindex trusts the catalog as it is (the caller just reindexed).
+	SkipReindex bool
+}
+
+// Stats says what an export did.
+type Stats struct {
+	Dir       string // export root
+	URL       string // file:// URL of the root index.html
+	Snapshots int    // snapshots exported
+
+	Written     int64 // snapshot pages written
+	Kept        int64 // snapshot pages already up to date
+	RootWritten int64 // root pages (with their search shards) written
+	RootKept    int64
+
+	Linked, Copied int64 // --out: snapshot files hard-linked or copied this run
+	Files, Bytes   int64 // --out: files and bytes in the export
+	Removed        int   // --out: snapshot folders removed because they are no longer selected
+
+	Reindex catalog.ReindexStats
+	Bundle  string
+}
+
+// Host limits export warns about (--out).
+const (
+	GitHubPagesBytes     = 1 << 30
+	CloudflarePagesFiles = 20000
+)
+
+// CSP is the Content-Security-Policy of folio's own pages: nothing but the
+// export's own files, no inline code, no forms, no plugins.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"media-src 'self'; frame-src 'self'; child-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'"
+
+// Sandbox returns the iframe sandbox (and CSP sandbox) value for archived
+// HTML: nothing allowed, or scripts when asked. It never grants
+// allow-same-origin: together with allow-scripts that would let an
+// archived page remove its own sandbox.
+func Sandbox(allowScripts bool) string {
+	if allowScripts {
+		return "allow-scripts"
+	}
+	return ""
+}
+
+// Paths of the generated files, relative to the export root.
+const (
+	SiteDir      = "site"
+	ManifestFile = "index.jsonl"
+	RootPage     = "index.html"
+	HeadersFile  = "_headers"
+)
+
+func pagePath(n int) string {
+	if n <= 1 {
+		return RootPage
+	}
+	return SiteDir + "/page-" + strconv.Itoa(n) + ".html"
+}
+
+func pageDir(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return SiteDir
+}
+
+func shardPath(n int) string { return SiteDir + "/search/" + strconv.Itoa(n) + ".js" }
+
+// Run exports the collection. It takes the collection's writer lock,
+// brings the catalog up to date with the tree (unless SkipReindex), and
+// streams the selected snapshots from it.
+func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
+	if p == nil {
+		p = archive.Discard
+	}
+	if opts.Collection == nil {
+		return Stats{}, errors.New("export: no collection")
+	}
+	lock, err := opts.Collection.Lock("export")
+	if err != nil {
+		return Stats{}, err
+	}
+	defer lock.Unlock()
+	cat, err := catalog.Open(ctx, opts.Collection)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer cat.Close()
+	var rs catalog.ReindexStats
+	if !opts.SkipReindex {
+		rs, err = cat.Reindex(ctx, catalog.ReindexOptions{Printer: p})
+		if err != nil {
+			return Stats{}, err
+		}
+	}
+	s, err := newSite(opts, cat, p)
+	if err != nil {
+		return Stats{}, err
+	}
+	st, err := s.run(ctx)
+	st.Reindex = rs
+	return st, err
+}
+
+type group struct {
+	n   uint32
+	sig uint64
+}
+
+// site is one export run.
+type site struct {
+	opts     Options
+	p        archive.Printer
+	cat      *catalog.Catalog
+	src, dst string // collection root; export root (== src in place)
+	inPlace  bool
+	tpl      *templates.Set
+	md       goldmark.Markdown
+	sandbox  string
+	key      uint64
+	prev     *state // nil: write everything
+	next     *state
+	statePth string
+
+	groups   map[uint64]group
+	selected map[uint64]bool // dirs in the selection; nil when everything is
+	total    int
+	pages    int
+
+	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
+	manifestFP                                           *hasher
+}
+
+func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
+	if opts.PageSize <= 0 {
+		opts.PageSize = 250
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 8 * runtime.GOMAXPROCS(0)
+	}
+	if opts.Title == "" {
+		opts.Title = "folio archive"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	tpl, err := templates.Load(opts.Templates, template.FuncMap{})
+	if err != nil {
+		return nil, err
+	}
+	s := &site{opts: opts, p: p, cat: cat, src: opts.Collection.Dir, tpl: tpl,
+		md: goldmark.New(), sandbox: Sandbox(opts.AllowArchivedScripts), groups: map[uint64]group{}}
+	s.inPlace = opts.Out == ""
+	if s.inPlace {
+		s.dst = s.src
+		s.statePth = opts.Collection.Path(archive.StateDir + "/export/in-place.state")
+	} else {
+		out, err := filepath.Abs(opts.Out)
+		if err != nil {
+			return nil, fmt.Errorf("export to %s: %w", opts.Out, err)
+		}
+		if err := checkOut(s.src, out); err != nil {
+			return nil, err
+		}
+		s.dst = out
+		s.statePth = opts.Collection.Path(archive.StateDir + "/export/out-" + strconv.FormatUint(hashString(out), 16) + ".state")
+	}
+	s.key = newHasher().str(tpl.Version).str(opts.Title).str(opts.Version).
+		u64(uint64(opts.PageSize)).str(s.sandbox).str(strconv.FormatBool(opts.Gzip)).str(s.dst).sum()
+	if !opts.Full {
+		prev, err := readState(s.statePth)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil && prev.Key == s.key {
+			s.prev = prev
+		}
+	}
+	s.next = newState(s.key)
+	return s, nil
+}
+
+// checkOut refuses an --out folder that would overwrite something that is
+// not a folio export, or that lies inside the collection's own tree.
+func checkOut(src, out string) error {
+	if out == src {
+		return fmt.Errorf("export to %s: that is the collection itself; omit --out to export in place", out)
+	}
+	if rel, err := filepath.Rel(src, out); err == nil && (rel == archive.ArchiveDir || strings.HasPrefix(rel, archive.ArchiveDir+string(filepath.Separator)) || strings.HasPrefix(rel, archive.StateDir)) {
+		return fmt.Errorf("export to %s: inside the collection's %s folder", out, strings.SplitN(rel, string(filepath.Separator), 2)[0])
+	}
+	if rel, err := filepath.Rel(out, src); err == nil && !strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("export to %s: the collection %s is inside it", out, src)
+	}
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("export to %s: %w", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, SiteDir, "folio.js")); err == nil {
+		return nil
+	}
+	return fmt.Errorf("export to %s: folder is not empty and holds no folio export; choose an empty or new folder", out)
+}
+
+func (s *site) query() catalog.Query {
+	q := s.opts.Query
+	q.Sort = "-bookmarked_at"
+	q.Limit = 0
+	q.WithResults = false
+	return q
+}
+
+func (s *site) filtered() bool {
+	q := s.opts.Query
+	return len(q.Patterns) > 0 || len(q.Tags) > 0 || q.Status != "" || !q.Before.IsZero() || !q.After.IsZero()
+}
+
+// item is one snapshot of the selection as the catalog lists it.
+type item struct {
+	Dir         string
+	IndexFile   string
+	Snapshot    archive.Snapshot
+	IndexSize   int64
+	IndexMTime  time.Time
+	NumOutputs  int
+	NumFailures int
+	fp          uint64
+}
+
+func itemOf(e catalog.Entry) item {
+	return item{Dir: e.Dir, IndexFile: e.IndexFile, Snapshot: e.Snapshot, IndexSize: e.IndexSize,
+		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
+}
+
+func memberSig(e *catalog.Entry) uint64 {
+	return newHasher().str(e.Dir).str(e.Snapshot.Title).u64(uint64(e.Snapshot.BookmarkedAt.UnixNano())).sum()
+}
+
+func (s *site) run(ctx context.Context) (Stats, error) {
+	st := Stats{Dir: s.dst, URL: fileURL(filepath.Join(s.dst, RootPage))}
+	q := s.query()
+	// Pass 1: count the selection and the captures of each URL, so pages
+	// know their number and detail pages their related captures.
+	if s.filtered() {
+		s.selected = map[uint64]bool{}
+	}
+	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+		h := hashString(e.Snapshot.URL)
+		g := s.groups[h]
+		g.n++
+		g.sig += memberSig(&e)
+		s.groups[h] = g
+		if s.selected != nil {
+			s.selected[hashString(e.Dir)] = true
+		}
+		s.total++
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
+	st.Snapshots = s.total
+	for _, d := range []string{s.dst, filepath.Join(s.dst, SiteDir, "search")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return st, fmt.Errorf("export: %w", err)
+		}
+	}
+	if err := s.writeAssets(); err != nil {
+		return st, err
+	}
+
+	// Pass 2: pages, in order, a root page's worth of snapshots at a time.
+	s.manifestFP = newHasher().u64(uint64(s.total))
+	batch := make([]item, 0, s.opts.PageSize)
+	page := 0
+	var done int64
+	flush := func() error {
+		page++
+		if err := s.page(ctx, page, batch); err != nil {
+			return err
+		}
+		done += int64(len(batch))
+		s.p.Progress("export", done, int64(s.total))
+		batch = batch[:0]
+		return ctx.Err()
+	}
+	err = s.cat.Each(ctx, q, func(e catalog.Entry) error {
+		it := itemOf(e)
+		it.fp = s.fingerprint(&it)
+		s.manifestFP.str(it.Dir).u64(it.fp).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures))
+		batch = append(batch, it)
+		if len(batch) == s.opts.PageSize {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && (len(batch) > 0 || page == 0) {
+		err = flush()
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := s.removeStalePages(); err != nil {
+		return st, err
+	}
+	if err := s.writeManifest(ctx, q); err != nil {
+		return st, err
+	}
+	if !s.inPlace {
+		n, err := s.removeUnselected()
+		if err != nil {
+			return st, err
+		}
+		st.Removed = n
+		if err := s.writeHeaders(); err != nil {
+			return st, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
+		return st, fmt.Errorf("export: %w", err)
+	}
+	if err := s.next.write(s.statePth); err != nil {
+		return st, err
+	}
+	st.Written, st.Kept = s.written.Load(), s.kept.Load()
+	st.RootWritten, st.RootKept = s.rootWritten.Load(), s.rootKept.Load()
+	st.Linked, st.Copied = s.linked.Load(), s.copied.Load()
+	if !s.inPlace {
+		st.Files, st.Bytes = s.siteSize()
+		if st.Bytes > GitHubPagesBytes {
+			s.p.Warnf("%s holds %s, more than GitHub Pages publishes (1 GB)", s.dst, fileSize(st.Bytes))
+		}
+		if st.Files > CloudflarePagesFiles {
+			s.p.Warnf("%s holds %d files, more than Cloudflare Pages accepts (%d)", s.dst, st.Files, CloudflarePagesFiles)
+		}
+	}
+	if s.opts.Bundle != "" {
+		if err := s.bundle(ctx, s.opts.Bundle); err != nil {
+			return st, err
+		}
+		st.Bundle = s.opts.Bundle
+	}
+	return st, nil
+}
+
+// fingerprint is what a snapshot page depends on: the snapshot's index
+// file and the captures of the same URL.
+func (s *site) fingerprint(it *item) uint64 {
+	h := newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano()))
+	if g := s.groups[hashString(it.Snapshot.URL)]; g.n > 1 {
+		h.u64(uint64(g.n)).u64(g.sig)
+	}
+	return h.sum()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func (s *site) abs(rel string) string { return filepath.Join(s.dst, filepath.FromSlash(rel)) }
+
+// page writes root page n and its search shard, and the snapshot pages of
+// its items that changed.
+func (s *site) page(ctx context.Context, n int, items []item) error {
+	ph := newHasher().u64(uint64(n)).u64(uint64(s.pages)).u64(uint64(s.total))
+	for i := range items {
+		ph.u64(items[i].fp)
+	}
+	pfp := ph.sum()
+	s.next.Pages = append(s.next.Pages, pfp)
+	pageDirty := s.prev == nil || n > len(s.prev.Pages) || s.prev.Pages[n-1] != pfp ||
+		!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
+
+	rows := make([]rowView, len(items))
+	shard := make([]shardRow, len(items))
+	snaps := make([]snapState, len(items))
+	from := pageDir(n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Workers)
+	for i := range items {
+		it := &items[i]
+		dirty := true
+		if s.prev != nil {
+			old, ok := s.prev.Snaps[hashString(it.Dir)]
+			dirty = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
+			if !dirty {
+				snaps[i] = old
+			}
+		}
+		if !dirty && !pageDirty {
+			s.kept.Add(1)
+			continue
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			ss, err := s.snapshot(gctx, it, dirty, from, &rows[i], &shard[i])
+			if err != nil {
+				return err
+			}
+			if dirty {
+				snaps[i] = ss
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i := range items {
+		s.next.Snaps[hashString(items[i].Dir)] = snaps[i]
+	}
+	if !pageDirty {
+		s.rootKept.Add(1)
+		return nil
+	}
+	if err := s.writeRootPage(n, rows); err != nil {
+		return err
+	}
+	if err := s.writeShard(n, shard); err != nil {
+		return err
+	}
+	s.rootWritten.Add(1)
+	return nil
+}
+
+// snapshot reads one snapshot's records from its folder, writes its page
+// when dirty (copying the folder first for --out), and fills its row.
+func (s *site) snapshot(ctx context.Context, it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
+	snap, results := s.records(it)
+	f := newFiles(s.src, it.Dir)
+	outs := f.discover(results)
+	ss := snapState{Dir: it.Dir, FP: it.fp}
+	if dirty {
+		if !s.inPlace {
+			n, b, err := s.copySnapshot(it.Dir)
+			if err != nil {
+				return ss, err
+			}
+			ss.Files, ss.Bytes = n, b
+		}
+		related, err := s.related(ctx, it)
+		if err != nil {
+			return ss, err
+		}
+		if err := s.writeDetail(it, &snap, results, f, outs, related); err != nil {
+			return ss, err
+		}
+		s.written.Add(1)
+	} else {
+		s.kept.Add(1)
+	}
+	*row = s.row(it, &snap, results, f, outs, from)
+	*sr = shardRow{relHref("", it.Dir+"/"+RootPage)[2:], row.Title, snap.URL, archive.TagString(snap.Tags),
+		row.Status, row.Date + " " + row.Time, row.Size}
+	return ss, nil
+}
+
+// records reads the snapshot's Snapshot record and results from its
+// folder; the tree is the truth, the catalog only lists it. A folder whose
+// index cannot be read is shown with what the catalog knows.
+func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
+	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
+	switch it.IndexFile {
+	case archive.IndexFile:
+		if ix, _, err := archive.ReadIndex(dir); err == nil {
+			if snap, ok := ix.Snapshot(); ok {
+				return mergeSnapshot(snap, it.Snapshot), ix.Results()
+			}
+			return it.Snapshot, ix.Results()
+		}
+	case archive.LegacyIndexFile:
+		if li, err := archive.ReadLegacyIndex(dir); err == nil {
+			return it.Snapshot, li.Results
+		}
+	}
+	return it.Snapshot, nil
+}
+
+// mergeSnapshot fills fields the folder's record lacks from the catalog's
+// (which may have them from an index.json).
+func mergeSnapshot(disk, cat archive.Snapshot) archive.Snapshot {
+	if disk.URL == "" {
+		disk.URL = cat.URL
+	}
+	if disk.ID == "" {
+		disk.ID = cat.ID
+	}
+	if disk.Timestamp == "" {
+		disk.Timestamp = cat.Timestamp
+	}
+	if disk.BookmarkedAt.IsZero() {
+		disk.BookmarkedAt = cat.BookmarkedAt
+	}
+	return disk
+}
+
+type relatedItem struct {
+	Href, Title, Saved string
+	year               int
+}
+
+type relatedYear struct {
+	Year  int
+	Items []relatedItem
+}
+
+// related lists up to 25 other exported captures of the same URL, newest
+// first, grouped by year.
+func (s *site) related(ctx context.Context, it *item) ([]relatedYear, error) {
+	if s.groups[hashString(it.Snapshot.URL)].n < 2 {
+		return nil, nil
+	}
+	var items []relatedItem
+	q := catalog.Query{Patterns: []string{it.Snapshot.URL}, FilterType: catalog.FilterExact, Sort: "-bookmarked_at"}
+	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+		if e.Dir == it.Dir || s.selected != nil && !s.selected[hashString(e.Dir)] || len(items) >= 25 {
+			return nil
+		}
+		t := savedTime(&e.Snapshot)
+		title := e.Snapshot.Title
+		if title == "" {
+			title = e.Snapshot.URL
+		}
+		items = append(items, relatedItem{Href: relHref(it.Dir, e.Dir+"/"+RootPage), Title: truncate(html.UnescapeString(title), 110),
+			Saved: t.Format("2006-01-02 15:04"), year: t.Year()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []relatedYear
+	for _, r := range items {
+		if len(out) == 0 || out[len(out)-1].Year != r.year {
+			out = append(out, relatedYear{Year: r.year})
+		}
+		out[len(out)-1].Items = append(out[len(out)-1].Items, r)
+	}
+	return out, nil
+}
+
+func savedTime(s *archive.Snapshot) time.Time {
+	if !s.BookmarkedAt.IsZero() {
+		return s.BookmarkedAt.UTC()
+	}
+	if t, ok := archive.ParseTime(s.Timestamp); ok {
+		return t
+	}
+	return s.CreatedAt.UTC()
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func pending(status string) bool {
+	switch status {
+	case "queued", "started", "backoff":
+		return true
+	}
+	return false
+}
+
+type iconView struct{ Href, Plugin, Glyph string }
+
+type rowView struct {
+	Status, Href, Saved, Date, Time, Epoch string
+	Pending                                bool
+	Preview, PreviewFallbacks              string
+	Favicon, FaviconFallbacks              string
+	Title, URL                             string
+	Tags                                   []string
+	Icons                                  []iconView
+	SizeHref, Size                         string
+	Outputs                                int
+}
+
+// shardRow is one snapshot in the search data:
+// [href from the root, title, url, tags, status, saved, size].
+type shardRow [7]string
+
+func candidates(f *files, from string, rels ...string) (first, rest string) {
+	var hrefs []string
+	for _, r := range rels {
+		if ref := f.get(r); ref != nil && ref.Size > 0 {
+			hrefs = append(hrefs, ref.From(from))
+		}
+	}
+	if len(hrefs) == 0 {
+		return "", ""
+	}
+	return hrefs[0], strings.Join(hrefs[1:], ",")
+}
+
+func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, from string) rowView {
+	t := savedTime(snap)
+	title := snap.Title
+	if title == "" {
+		title = snap.URL
+	}
+	status := snap.Status
+	if status == "" {
+		status = "unknown"
+	}
+	r := rowView{
+		Status: status, Href: relHref(from, it.Dir+"/"+RootPage), Saved: archive.IsoTime(t),
+		Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Epoch: snap.Timestamp,
+		Pending: pending(snap.Status), Title: truncate(html.UnescapeString(title), 110), URL: snap.URL,
+		Tags: archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
+		Size: "...", Outputs: it.NumOutputs,
+	}
+	if r.Epoch == "" {
+		r.Epoch = strconv.FormatInt(t.Unix(), 10)
+	}
+	if snap.ArchiveSize > 0 {
+		r.Size = fileSize(snap.ArchiveSize)
+	}
+	if !r.Pending {
+		r.Preview, r.PreviewFallbacks = candidates(f, from, "screenshot/screenshot.png", "screenshot.png")
+	}
+	r.Favicon, r.FaviconFallbacks = candidates(f, from, "favicon/favicon.ico", "favicon.ico")
+	byPlugin := map[string]*Ref{}
+	for _, o := range outs {
+		byPlugin[o.Plugin] = &o.Ref
+	}
+	var plugins []string
+	for p := range byPlugin {
+		plugins = append(plugins, p)
+	}
+	sortStrings(plugins)
+	for _, p := range plugins {
+		glyph, known := icons[p]
+		if !known {
+			glyph = "📁"
+		}
+		if glyph == "" {
+			continue
+		}
+		r.Icons = append(r.Icons, iconView{Href: byPlugin[p].From(from), Plugin: p, Glyph: glyph})
+	}
+	return r
+}
+
+type previewView struct {
+	Plugin, Href, Kind, Sandbox string
+}
+
+type cardView struct {
+	Plugin, Href, Path, Size, Kind, Ext, Sandbox string
+	Previewable                                  bool
+}
+
+type mediaView struct {
+	Type, Href, Name, Size string
+	Playable               bool
+}
+
+type detailView struct {
+	CSP, Site, RootHref, ManifestHref, SiteTitle, Version string
+	Title, URL, Saved, Status, StatusLabel, Size          string
+	Tags                                                  []string
+	Favicon, FaviconFallbacks                             string
+	Preview                                               *previewView
+	Cards                                                 []cardView
+	Media                                                 []mediaView
+	Failed                                                []string
+	Notes                                                 template.HTML
+	Related                                               []relatedYear
+}
+
+func kindOf(p string) string {
+	e := ext(p)
+	switch {
+	case imageExts[e]:
+		return "image"
+	case htmlExts[e]:
+		return "html"
+	}
+	return "file"
+}
+
+func statusLabel(status string, hasOutputs bool) string {
+	if hasOutputs {
+		return "archived"
+	}
+	switch status {
+	case "queued":
+		return "queued"
+	case "started":
+		return "running"
+	case "paused":
+		return "paused"
+	case "sealed":
+		return "archived"
+	}
+	return "not yet archived"
+}
+
+func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, related []relatedYear) error {
+	dir := it.Dir
+	t := savedTime(snap)
+	title := html.UnescapeString(snap.Title)
+	if title == "" {
+		title = snap.URL
+		if len(outs) == 0 {
+			title = "Not yet archived..."
+		}
+	}
+	v := detailView{
+		CSP: CSP, Site: strings.TrimSuffix(relHref(dir, SiteDir+"/x"), "x"), RootHref: relHref(dir, RootPage),
+		ManifestHref: "./" + archive.IndexFile, SiteTitle: s.opts.Title, Version: s.opts.Version,
+		Title: title, URL: snap.URL, Saved: t.Format("2006-01-02 15:04:05") + " UTC",
+		Status: snap.Status, StatusLabel: statusLabel(snap.Status, len(outs) > 0), Size: "—",
+		Tags: archive.NormalizeTags(snap.Tags),
+	}
+	if v.Status == "" {
+		v.Status = "unknown"
+	}
+	if snap.ArchiveSize > 0 {
+		v.Size = fileSize(snap.ArchiveSize)
+	}
+	v.Favicon, v.FaviconFallbacks = candidates(f, dir, "favicon/favicon.ico", "favicon.ico")
+	if pv := preview(outs); pv != nil {
+		kind := kindOf(pv.Ref.Rel)
+		v.Preview = &previewView{Plugin: pv.Plugin, Href: pv.Ref.From(dir), Kind: kind, Sandbox: s.sandbox}
+	}
+	for _, o := range ordered(outs) {
+		if hiddenCards[o.Plugin] || o.Ref.Size <= 0 {
+			continue
+		}
+		k := kindOf(o.Ref.Rel)
+		v.Cards = append(v.Cards, cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
+			Size: fileSize(o.Ref.Size), Kind: k, Ext: ext(o.Ref.Rel), Sandbox: s.sandbox,
+			Previewable: v.Preview != nil && v.Preview.Kind != "image" && k != "image"})
+	}
+	for _, m := range f.media(results) {
+		typ := "file"
+		if m.Video {
+			typ = "video"
+		} else if m.Audio {
+			typ = "audio"
+		}
+		v.Media = append(v.Media, mediaView{Type: typ, Href: m.Ref.From(dir), Name: m.Name, Size: fileSize(m.Ref.Size), Playable: m.Playable})
+	}
+	seenFailed := map[string]bool{}
+	for _, r := range results {
+		if archive.NormalizeStatus(r.Status) == archive.StatusFailed && r.Plugin != "" && !seenFailed[r.Plugin] {
+			seenFailed[r.Plugin] = true
+			v.Failed = append(v.Failed, r.Plugin)
+		}
+	}
+	if snap.Notes != "" {
+		var b bytes.Buffer
+		if err := s.md.Convert([]byte(snap.Notes), &b); err == nil {
+			v.Notes = template.HTML(b.String()) // goldmark without WithUnsafe drops raw HTML and unsafe links
+		}
+	}
+	v.Related = related
+	var b bytes.Buffer
+	if err := s.tpl.Snapshot.Execute(&b, &v); err != nil {
+		return fmt.Errorf("render page of %s: %w", dir, err)
+	}
+	abs := s.abs(dir)
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return fmt.Errorf("export %s: %w", dir, err)
+	}
+	return s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+}
+
+type pageLink struct {
+	N            int
+	Href         string
+	Current, Gap bool
+}
+
+type rootView struct {
+	CSP, Site, DataRoot, RootHref, ManifestHref, Title, Version string
+	Total, Page, Pages                                          int
+	PrevHref, NextHref                                          string
+	PageLinks                                                   []pageLink
+	Rows                                                        []rowView
+}
+
+func (s *site) writeRootPage(n int, rows []rowView) error {
+	from := pageDir(n)
+	v := rootView{CSP: CSP, Title: s.opts.Title, Version: s.opts.Version, Total: s.total, Page: n, Pages: s.pages, Rows: rows,
+		RootHref: relHref(from, RootPage), ManifestHref: relHref(from, ManifestFile)}
+	v.Site = strings.TrimSuffix(relHref(from, SiteDir+"/x"), "x")
+	v.DataRoot = strings.TrimSuffix(relHref(from, "x"), "x")
+	if n > 1 {
+		v.PrevHref = relHref(from, pagePath(n-1))
+	}
+	if n < s.pages {
+		v.NextHref = relHref(from, pagePath(n+1))
+	}
+	last := 0
+	for k := 1; k <= s.pages; k++ {
+		if k <= 2 || k > s.pages-2 || k >= n-3 && k <= n+3 {
+			if last != 0 && k != last+1 {
+				v.PageLinks = append(v.PageLinks, pageLink{Gap: true})
+			}
+			v.PageLinks = append(v.PageLinks, pageLink{N: k, Href: relHref(from, pagePath(k)), Current: k == n})
+			last = k
+		}
+	}
+	var b bytes.Buffer
+	if err := s.tpl.Root.Execute(&b, &v); err != nil {
+		return fmt.Errorf("render root page %d: %w", n, err)
+	}
+	return s.writeGenerated(pagePath(n), b.Bytes())
+}
+
+func (s *site) writeShard(n int, rows []shardRow) error {
+	var b bytes.Buffer
+	b.WriteString("folioSearch.add(")
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(", [")
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteByte('[')
+		for j, f := range r {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b = *appendJSString(&b, f)
+		}
+		b.WriteByte(']')
+	}
+	b.WriteString("]);\n")
+	return s.writeGenerated(shardPath(n), b.Bytes())
+}
+
+// appendJSString writes s as a JavaScript string literal that is also
+// valid JSON, with <, >, & and the line separators escaped.
+func appendJSString(b *bytes.Buffer, s string) *bytes.Buffer {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029 || r == 0x7f:
+			b.WriteString(`\u`)
+			b.WriteByte(hex[r>>12&0xf])
+			b.WriteByte(hex[r>>8&0xf])
+			b.WriteByte(hex[r>>4&0xf])
+			b.WriteByte(hex[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b
+}
+
+func (s *site) writeAssets() error {
+	for _, name := range templates.Assets {
+		rel := SiteDir + "/" + name
+		data := s.tpl.Asset(name)
+		if old, err := os.ReadFile(s.abs(rel)); err == nil && bytes.Equal(old, data) && (!s.opts.Gzip || exists(s.abs(rel)+".gz")) {
+			continue
+		}
+		if err := s.writeGenerated(rel, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGenerated writes one generated file (atomically, so a hard link
+// into the collection is replaced, never written through) with its .gz
+// sibling when asked; without --gzip a stale sibling is removed.
+func (s *site) writeGenerated(rel string, data []byte) error {
+	p := s.abs(rel)
+	if err := archive.WriteFile(p, data, 0o644); err != nil {
+		return err
+	}
+	if s.opts.Gzip {
+		return writeGzip(p+".gz", data)
+	}
+	if err := os.Remove(p + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s.gz: %w", p, err)
+	}
+	return nil
+}
+
+// removeStalePages deletes root pages and shards past the last page.
+func (s *site) removeStalePages() error {
+	for _, d := range []struct{ dir, prefix, suffix string }{
+		{SiteDir, "page-", ".html"}, {SiteDir + "/search", "", ".js"},
+	} {
+		entries, err := os.ReadDir(s.abs(d.dir))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := strings.TrimSuffix(e.Name(), ".gz")
+			if !strings.HasPrefix(name, d.prefix) || !strings.HasSuffix(name, d.suffix) {
+				continue
+			}
+			k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, d.prefix), d.suffix))
+			if err != nil || k <= s.pages || k < 1 {
+				continue
+			}
+			if err := os.Remove(s.abs(d.dir + "/" + e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove stale page %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// archivedMarkers are the files whose presence makes a snapshot that is
+// neither sealed nor has results count as archived (is_archived).
+var archivedMarkers = []string{"output.html", "output.pdf", "screenshot.png", "singlefile.html",
+	"readability/content.html", "mercury/content.html", "htmltotext.txt", "media", "git"}
+
+// writeManifest writes the root index.jsonl when any record in it changed.
+func (s *site) writeManifest(ctx context.Context, q catalog.Query) error {
+	fp := s.manifestFP.sum()
+	s.next.Manifest = fp
+	target := s.abs(ManifestFile)
+	if s.prev != nil && s.prev.Manifest == fp && exists(target) {
+		return nil
+	}
+	write := func(w io.Writer) error {
+		buf := make([]byte, 0, 1<<20)
+		var rec manifestRecord
+		err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+			rec = manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
+				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
+			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0 || s.hasMarker(&e)
+			buf = appendManifest(buf, &rec)
+			if len(buf) > 1<<20-4096 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(buf)
+		return err
+	}
+	if err := archive.WriteFileWith(target, 0o644, write); err != nil {
+		return err
+	}
+	if s.opts.Gzip {
+		data, err := os.ReadFile(target)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", target, err)
+		}
+		return writeGzip(target+".gz", data)
+	}
+	if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s.gz: %w", target, err)
+	}
+	return nil
+}
+
+func (s *site) hasMarker(e *catalog.Entry) bool {
+	dir := filepath.Join(s.src, filepath.FromSlash(e.Dir))
+	if n := splitURL(e.Snapshot.URL).netloc; n != "" && !strings.ContainsAny(n, "/\x00") && n != "." && n != ".." {
+		if exists(filepath.Join(dir, n)) {
+			return true
+		}
+	}
+	for _, m := range archivedMarkers {
+		if exists(filepath.Join(dir, m)) {
+			return true
+		}
+	}
+	return false
+}
+
+func fileURL(p string) string {
+	return "file://" + Quote(filepath.ToSlash(p))
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"folio/layout"
+)
+
+// safeChars are the bytes a link keeps unencoded besides ASCII letters and
+// digits: ArchiveBox's _STATIC_URL_SAFE set, so folio's links are the ones
+// ArchiveBox's static export writes.
+const safeChars = "/@-._~!$&'()*+,;="
+
+var safeTable = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for i := 0; i < len(safeChars); i++ {
+		t[safeChars[i]] = true
+	}
+	return t
+}()
+
+// Quote percent-encodes p as Python's urllib.parse.quote(p, safe=safeChars)
+// does: every byte of the UTF-8 encoding outside the safe set becomes %XX,
+// so "%" becomes "%25", " " "%20", "?" "%3F" and "#" "%23".
+func Quote(p string) string {
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if !safeTable[p[i]] {
+			n++
+		}
+	}
+	if n == 0 {
+		return p
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(p)+2*n)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if safeTable[c] {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	return string(b)
+}
+
+// relHref returns the relative link from a page in folder from to the
+// file to; both are slash paths relative to the export root ("" is the
+// root). The link starts with "./" or "../" and is quoted.
+func relHref(from, to string) string {
+	var f, t []string
+	if from != "" {
+		f = strings.Split(from, "/")
+	}
+	t = strings.Split(to, "/")
+	i := 0
+	for i < len(f) && i < len(t)-1 && f[i] == t[i] {
+		i++
+	}
+	var b strings.Builder
+	if i == len(f) {
+		b.WriteString("./")
+	} else {
+		for range f[i:] {
+			b.WriteString("../")
+		}
+	}
+	b.WriteString(Quote(strings.Join(t[i:], "/")))
+	return b.String()
+}
+
+// ErrNotLinkable reports an output path that is not linked: unsafe,
+// leaving the collection through a symlink, or missing on disk.
+var ErrNotLinkable = errors.New("not linkable")
+
+// Ref is one file of a snapshot as the export sees it: where it is on
+// disk, where it is in the export, and the link to it from a page.
+type Ref struct {
+	Disk string // absolute path of the file in the collection
+	Rel  string // slash path relative to the export root
+	Href string // relative, quoted link from the page's folder
+	// Query is the part after "?" of a rel that named a file plus a query;
+	// it is appended to links unquoted.
+	Query string
+	Size  int64
+}
+
+// From returns the link to the file from a page in folder dir (slash,
+// relative to the export root).
+func (r Ref) From(dir string) string {
+	h := relHref(dir, r.Rel)
+	if r.Query != "" {
+		h += "?" + r.Query
+	}
+	return h
+}
+
+// Resolve computes an output's file and its link together, so they cannot
+// disagree. root is the collection's absolute path, snapDir the snapshot
+// folder (slash, relative to root), rel a path relative to the snapshot
+// folder as records write it, and from the folder of the page that links
+// (slash, relative to the export root, "" for the root). It fails with
+// ErrNotLinkable when rel is empty, absolute, contains "..", leaves the
+// collection through a symlink, or names no regular file. A rel whose file
+// does not exist but whose part before the first "?" does is linked to that
+// file with the query appended unquoted, as ArchiveBox does.
+func Resolve(root, snapDir, rel, from string) (Ref, error) {
+	ref, err := resolve(root, snapDir, rel, from)
+	if err == nil || !strings.Contains(rel, "?") {
+		return ref, err
+	}
+	p, q, _ := strings.Cut(rel, "?")
+	ref, err2 := resolve(root, snapDir, p, from)
+	if err2 != nil {
+		return Ref{}, err
+	}
+	ref.Query = q
+	ref.Href += "?" + q
+	return ref, nil
+}
+
+func resolve(root, snapDir, rel, from string) (Ref, error) {
+	rel = strings.TrimPrefix(rel, "./")
+	if rel == "" || strings.HasPrefix(rel, "/") {
+		return Ref{}, fmt.Errorf("link %q: %w", rel, ErrNotLinkable)
+	}
+	for _, e := range strings.Split(rel, "/") {
+		if e == ".." {
+			return Ref{}, fmt.Errorf("link %q: contains ..: %w", rel, ErrNotLinkable)
+		}
+	}
+	full := path.Clean(snapDir + "/" + rel)
+	disk, err := layout.JoinNoSymlinks(root, full)
+	if err != nil {
+		return Ref{}, fmt.Errorf("link %q: %w: %w", rel, ErrNotLinkable, err)
+	}
+	st, err := os.Stat(disk)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Ref{}, fmt.Errorf("link %q: missing: %w", rel, ErrNotLinkable)
+		}
+		return Ref{}, fmt.Errorf("link %q: %w: %w", rel, ErrNotLinkable, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Ref{}, fmt.Errorf("link %q: not a regular file: %w", rel, ErrNotLinkable)
+	}
+	return Ref{Disk: disk, Rel: full, Href: relHref(from, full), Size: st.Size()}, nil
+}
+
+// PageHref is the link from a page in folder from to the generated page
+// or file at slash path to (relative to the export root).
+func PageHref(from, to string) string { return relHref(from, to) }

@@ -1,0 +1,422 @@
+package export
+
+import (
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"folio/archive"
+)
+
+// Display rules of ArchiveBox's static export (formats spec §5.3-§5.5 and
+// the plugins spec §6): which file stands for a result, which outputs get
+// a card, which one is previewed.
+
+// previewPriority is the order in which outputs are preferred for the
+// detail page's preview frame.
+var previewPriority = []string{"singlefile", "screenshot", "wget", "dom", "pdf", "readability"}
+
+// hiddenCards are plugins whose outputs get no card on the detail page.
+var hiddenCards = map[string]bool{"archivedotorg": true, "favicon": true, "title": true}
+
+// mediaPlugins are the yt-dlp family whose files are listed as media.
+var mediaPlugins = map[string]bool{"ytdlp": true, "yt-dlp": true, "youtube-dl": true, "media": true}
+
+// icons are the glyphs of the root list's Files column; a plugin that is
+// not listed gets the folder glyph, plugins mapped to "" get no icon.
+var icons = map[string]string{
+	"singlefile": "❶", "wget": "🆆", "dom": "🅷", "pdf": "📄", "screenshot": "💻",
+	"media": "📼", "ytdlp": "📼", "git": "🅶", "archivedotorg": "🏛", "readability": "🆁",
+	"mercury": "🅼", "warc": "📦", "headers": "🗎", "htmltotext": "📝", "favicon": "", "title": "",
+	"hashes": "", "chrome": "",
+}
+
+// preferredNames are the file names chosen first when a result names no
+// file itself.
+var preferredNames = []string{"index.html", "index.htm", "output.html", "content.html", "article.html",
+	"snapshot.mhtml", "snapshot.mht", "output.pdf", "index.pdf", "content.txt", "output.txt",
+	"index.txt", "index.md", "index.json", "article.json"}
+
+// extGroups are tried in order; the largest file of the first group with
+// a file is chosen.
+var extGroups = [][]string{
+	{"html", "htm", "pdf", "mhtml", "mht"},
+	{"png", "jpg", "jpeg", "gif", "webp", "svg", "ico"},
+	{"json", "jsonl", "txt", "md", "csv", "tsv"},
+	{"mp4", "webm", "mp3", "opus", "ogg", "wav", "m4a", "mkv", "mov"},
+}
+
+var (
+	videoExts    = setOf("mp4 webm mkv mov avi m4v flv wmv mpg mpeg 3gp 3g2 ogv")
+	audioExts    = setOf("mp3 m4a aac ogg oga opus wav flac wma alac aiff dts")
+	playVideo    = setOf("mp4 webm m4v ogv")
+	playAudio    = setOf("mp3 m4a aac ogg oga opus wav flac")
+	imageExts    = setOf("png jpg jpeg gif webp svg ico bmp avif")
+	htmlExts     = setOf("html htm xhtml")
+	compactExts  = setOf("json jsonl txt csv tsv xml yml yaml md log")
+	embeddable   = setOf("html htm pdf txt md json jsonl csv tsv png jpg jpeg gif webp svg ico mp4 webm mp3 opus ogg wav")
+	skippedRoots = setOf("index.html index.json index.jsonl favicon.ico warc hashes")
+)
+
+func setOf(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(s) {
+		m[f] = true
+	}
+	return m
+}
+
+func ext(p string) string { return strings.ToLower(strings.TrimPrefix(path.Ext(p), ".")) }
+
+// ignoredFile reports runner artifacts that never stand for a result.
+func ignoredFile(name string) bool {
+	base := path.Base(name)
+	switch base {
+	case "stdout.log", "stderr.log", "hook.pid", "listener.pid", "process.pid", "cmd.sh":
+		return true
+	}
+	switch ext(base) {
+	case "log", "pid", "sh":
+		return true
+	}
+	return archive.IsTemp(base)
+}
+
+// output is one linkable file of a snapshot.
+type output struct {
+	Plugin string
+	Ref    Ref
+}
+
+func (o output) compact() bool { return compactExts[ext(o.Ref.Rel)] }
+
+// files resolves the paths of one snapshot, remembering what it found so
+// a page and a row never stat the same file twice.
+type files struct {
+	root, dir string // collection root; snapshot folder relative to it
+	seen      map[string]*Ref
+}
+
+func newFiles(root, dir string) *files {
+	return &files{root: root, dir: dir, seen: map[string]*Ref{}}
+}
+
+// get resolves rel (relative to the snapshot folder) with Resolve, links
+// computed from the export root; nil when it is not linkable.
+func (f *files) get(rel string) *Ref {
+	if r, ok := f.seen[rel]; ok {
+		return r
+	}
+	var out *Ref
+	if r, err := Resolve(f.root, f.dir, rel, ""); err == nil {
+		out = &r
+	}
+	f.seen[rel] = out
+	return out
+}
+
+// resultFile returns the file that stands for r: the path its output_str
+// names, else the best of its output_files (ArchiveResult.embed_path).
+func (f *files) resultFile(r *archive.Result) *Ref {
+	s := strings.TrimSpace(r.OutputStr)
+	if s != "" && !strings.HasPrefix(s, "/") && (path.Ext(s) != "" || strings.HasPrefix(s, r.Plugin+"/")) {
+		cands := []string{s}
+		if !strings.HasPrefix(s, r.Plugin+"/") {
+			cands = []string{r.Plugin + "/" + s, s}
+		}
+		for _, c := range cands {
+			if ref := f.get(c); ref != nil {
+				return ref
+			}
+		}
+	}
+	if len(r.OutputFiles) == 0 {
+		return nil
+	}
+	rel := func(p string) string {
+		if strings.HasPrefix(p, r.Plugin+"/") {
+			return p
+		}
+		return r.Plugin + "/" + p
+	}
+	var list []archive.OutputFile
+	for _, of := range r.OutputFiles {
+		if of.Path != "" && !ignoredFile(of.Path) {
+			list = append(list, of)
+		}
+	}
+	for _, name := range preferredNames {
+		for _, of := range list {
+			if path.Base(of.Path) == name {
+				if ref := f.get(rel(of.Path)); ref != nil {
+					return ref
+				}
+			}
+		}
+	}
+	for _, group := range extGroups {
+		var best *Ref
+		for _, of := range list {
+			if !contains(group, ext(of.Path)) {
+				continue
+			}
+			if ref := f.get(rel(of.Path)); ref != nil && (best == nil || ref.Size > best.Size) {
+				best = ref
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// scan finds outputs on disk for a snapshot whose records name none (for
+// instance a migrated legacy folder): one per top-level folder (its best
+// file) and one per embeddable top-level file, named by its stem.
+func (f *files) scan(seen map[string]bool) []output {
+	abs := f.root + "/" + f.dir
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil
+	}
+	var out []output
+	for _, e := range entries {
+		name := e.Name()
+		if skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
+			continue
+		}
+		if e.IsDir() {
+			if seen[name] {
+				continue
+			}
+			if ref := f.bestInDir(name); ref != nil {
+				out = append(out, output{Plugin: name, Ref: *ref})
+				seen[name] = true
+			}
+			continue
+		}
+		plugin := strings.TrimSuffix(name, path.Ext(name))
+		if !e.Type().IsRegular() || !embeddable[ext(name)] || seen[plugin] {
+			continue
+		}
+		if ref := f.get(name); ref != nil {
+			out = append(out, output{Plugin: plugin, Ref: *ref})
+			seen[plugin] = true
+		}
+	}
+	return out
+}
+
+// bestInDir picks the file standing for a folder: a preferred name, else
+// the largest file of the first extension group, looking at most 500
+// files deep.
+func (f *files) bestInDir(dir string) *Ref {
+	var names []string
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		if depth > 4 || len(names) >= 500 {
+			return
+		}
+		entries, err := os.ReadDir(f.root + "/" + f.dir + "/" + rel)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if len(names) >= 500 || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := rel + "/" + e.Name()
+			if e.IsDir() {
+				walk(p, depth+1)
+			} else if e.Type().IsRegular() && !ignoredFile(p) {
+				names = append(names, p)
+			}
+		}
+	}
+	walk(dir, 0)
+	sort.Strings(names)
+	for _, want := range preferredNames {
+		for _, n := range names {
+			if path.Base(n) == want {
+				if ref := f.get(n); ref != nil && ref.Size > 0 {
+					return ref
+				}
+			}
+		}
+	}
+	for _, group := range extGroups {
+		var best *Ref
+		for _, n := range names {
+			if contains(group, ext(n)) {
+				if ref := f.get(n); ref != nil && (best == nil || ref.Size > best.Size) {
+					best = ref
+				}
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
+}
+
+// discover lists the outputs of a snapshot, one per plugin (the largest
+// when a plugin has several succeeded results), in record order, with a
+// disk scan when no record names a file.
+func (f *files) discover(results []archive.Result) []output {
+	var out []output
+	at := map[string]int{}
+	for i := range results {
+		r := &results[i]
+		if archive.NormalizeStatus(r.Status) != archive.StatusSucceeded || r.Plugin == "" {
+			continue
+		}
+		ref := f.resultFile(r)
+		if ref == nil {
+			continue
+		}
+		if j, ok := at[r.Plugin]; ok {
+			if ref.Size > out[j].Ref.Size {
+				out[j].Ref = *ref
+			}
+			continue
+		}
+		at[r.Plugin] = len(out)
+		out = append(out, output{Plugin: r.Plugin, Ref: *ref})
+	}
+	if len(out) == 0 {
+		seen := map[string]bool{}
+		out = f.scan(seen)
+	}
+	return out
+}
+
+// ordered sorts outputs for cards and the preview: by preview priority,
+// then in discovery order, with text and metadata files last.
+func ordered(outs []output) []output {
+	rank := func(p string) int {
+		for i, q := range previewPriority {
+			if p == q {
+				return i
+			}
+		}
+		return len(previewPriority)
+	}
+	o := append([]output(nil), outs...)
+	sort.SliceStable(o, func(a, b int) bool {
+		ca, cb := o[a].compact(), o[b].compact()
+		if ca != cb {
+			return !ca
+		}
+		return rank(o[a].Plugin) < rank(o[b].Plugin)
+	})
+	return o
+}
+
+// preview picks the output for the preview frame.
+func preview(outs []output) *output {
+	for _, p := range previewPriority {
+		for i := range outs {
+			if outs[i].Plugin == p && outs[i].Ref.Size > 0 {
+				return &outs[i]
+			}
+		}
+	}
+	o := ordered(outs)
+	for i := range o {
+		if o[i].Ref.Size > 0 && !hiddenCards[o[i].Plugin] {
+			return &o[i]
+		}
+	}
+	return nil
+}
+
+// mediaItem is one file of a media result.
+type mediaItem struct {
+	Ref              Ref
+	Name             string
+	Video, Audio     bool
+	Playable         bool
+	playVideoOrAudio int
+}
+
+// media lists the files of yt-dlp-family results that exist, playable
+// video first, then playable audio, then the rest, each by size
+// (largest first) and name.
+func (f *files) media(results []archive.Result) []mediaItem {
+	var out []mediaItem
+	seen := map[string]bool{}
+	for i := range results {
+		r := &results[i]
+		if !mediaPlugins[r.Plugin] {
+			continue
+		}
+		for _, of := range r.OutputFiles {
+			rel := of.Path
+			if !strings.HasPrefix(rel, r.Plugin+"/") {
+				rel = r.Plugin + "/" + rel
+			}
+			e := ext(rel)
+			if seen[rel] || ignoredFile(rel) || !(videoExts[e] || audioExts[e]) {
+				continue
+			}
+			ref := f.get(rel)
+			if ref == nil {
+				continue
+			}
+			seen[rel] = true
+			m := mediaItem{Ref: *ref, Name: path.Base(rel), Video: videoExts[e], Audio: audioExts[e]}
+			m.Playable = playVideo[e] || playAudio[e]
+			switch {
+			case playVideo[e]:
+				m.playVideoOrAudio = 0
+			case playAudio[e]:
+				m.playVideoOrAudio = 1
+			default:
+				m.playVideoOrAudio = 2
+			}
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.playVideoOrAudio != y.playVideoOrAudio {
+			return x.playVideoOrAudio < y.playVideoOrAudio
+		}
+		if x.Ref.Size != y.Ref.Size {
+			return x.Ref.Size > y.Ref.Size
+		}
+		return strings.ToLower(x.Name) < strings.ToLower(y.Name)
+	})
+	return out
+}
+
+// fileSize formats a size as ArchiveBox's printable_filesize does.
+func fileSize(n int64) string {
+	f := float64(n)
+	for _, unit := range []string{"Bytes", "KB", "MB", "GB"} {
+		if f > -1024 && f < 1024 {
+			return trimFloat(f) + " " + unit
+		}
+		f /= 1024
+	}
+	return trimFloat(f) + " TB"
+}
+
+func trimFloat(f float64) string {
+	return strings.TrimSpace(strconvFloat(f))
+}
+
+func strconvFloat(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }

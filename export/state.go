@@ -1,0 +1,146 @@
+package export
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+
+	"folio/archive"
+)
+
+// state is what an export remembers for the next one: a fingerprint per
+// snapshot page and per root page, and for --out the files each snapshot
+// contributed. It lives under the collection's .folio/ folder.
+type state struct {
+	Key      uint64   // options and templates the export ran with
+	Pages    []uint64 // fingerprint of root page i+1 (and its search shard)
+	Manifest uint64   // fingerprint of the root index.jsonl
+	Snaps    map[uint64]snapState
+}
+
+type snapState struct {
+	Dir   string
+	FP    uint64
+	Files int64 // files in the exported copy of the folder (--out)
+	Bytes int64
+}
+
+const stateMagic = "folio-export-state 1\n"
+
+func newState(key uint64) *state {
+	return &state{Key: key, Snaps: map[uint64]snapState{}}
+}
+
+// readState loads a state file; a missing or unreadable one is nil, which
+// means a full export.
+func readState(path string) (*state, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read export state %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := decodeState(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return nil, nil // stale or damaged state only costs a full export
+	}
+	return st, nil
+}
+
+func decodeState(r *bufio.Reader) (*state, error) {
+	magic := make([]byte, len(stateMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != stateMagic {
+		return nil, errors.New("not an export state")
+	}
+	var hdr [4]uint64
+	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
+		return nil, err
+	}
+	st := &state{Key: hdr[0], Manifest: hdr[1], Snaps: make(map[uint64]snapState, hdr[3])}
+	st.Pages = make([]uint64, hdr[2])
+	if err := binary.Read(r, binary.LittleEndian, st.Pages); err != nil {
+		return nil, err
+	}
+	for range hdr[3] {
+		var rec struct {
+			N            uint16
+			FP           uint64
+			Files, Bytes int64
+		}
+		if err := binary.Read(r, binary.LittleEndian, &rec); err != nil {
+			return nil, err
+		}
+		dir := make([]byte, rec.N)
+		if _, err := io.ReadFull(r, dir); err != nil {
+			return nil, err
+		}
+		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Files: rec.Files, Bytes: rec.Bytes}
+	}
+	return st, nil
+}
+
+func (st *state) write(path string) error {
+	return archive.WriteFileWith(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		bw.WriteString(stateMagic)
+		hdr := [4]uint64{st.Key, st.Manifest, uint64(len(st.Pages)), uint64(len(st.Snaps))}
+		binary.Write(bw, binary.LittleEndian, hdr)
+		binary.Write(bw, binary.LittleEndian, st.Pages)
+		for _, s := range st.Snaps {
+			rec := struct {
+				N            uint16
+				FP           uint64
+				Files, Bytes int64
+			}{uint16(len(s.Dir)), s.FP, s.Files, s.Bytes}
+			binary.Write(bw, binary.LittleEndian, rec)
+			bw.WriteString(s.Dir)
+		}
+		return bw.Flush()
+	})
+}
+
+// hasher builds 64-bit fingerprints.
+type hasher struct{ h uint64 }
+
+func newHasher() *hasher { return &hasher{h: 14695981039346656037} }
+
+func (x *hasher) bytes(b []byte) *hasher {
+	for _, c := range b {
+		x.h ^= uint64(c)
+		x.h *= 1099511628211
+	}
+	x.h ^= 0xff // separator
+	x.h *= 1099511628211
+	return x
+}
+
+func (x *hasher) str(s string) *hasher {
+	for i := 0; i < len(s); i++ {
+		x.h ^= uint64(s[i])
+		x.h *= 1099511628211
+	}
+	x.h ^= 0xff
+	x.h *= 1099511628211
+	return x
+}
+
+func (x *hasher) u64(v uint64) *hasher {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	return x.bytes(b[:])
+}
+
+func (x *hasher) sum() uint64 { return x.h }
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
