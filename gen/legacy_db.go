@@ -322,12 +322,16 @@ func (g *legacyGen) insertResult(tx *sql.Tx, r *lgRow, i int, res lgResult) erro
 			proc, lgTime(res.start), lgTime(res.end), res.pwd, string(cmd), exit, lgTime(res.start), lgTime(res.end), bin); err != nil {
 			return err
 		}
+		hook := "on_Snapshot__50_" + res.plugin + ".js"
+		if r.fsVersion != "0.9.0" {
+			hook = "" // results the 0.9 upgrade migration copied from core_archiveresult
+		}
 		files := "{}"
 		if res.status != "failed" && res.plugin == "screenshot" {
 			files = `{"screenshot/screenshot.png": {"extension": "png", "mimetype": "image/png", "size": 1032}}`
 		}
 		_, err = tx.Exec(`INSERT INTO core_archiveresult (id, created_at, modified_at, snapshot_id, plugin, hook_name, process_id, output_str, output_files, output_size, output_mimetypes, start_ts, end_ts, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?, ?)`,
-			res.id, lgTime(res.start), lgTime(res.end), r.id, res.plugin, "on_Snapshot__50_"+res.plugin+".js", proc, res.output, files, lgTime(res.start), lgTime(res.end), normalizeLgStatus(res.status))
+			res.id, lgTime(res.start), lgTime(res.end), r.id, res.plugin, hook, proc, res.output, files, lgTime(res.start), lgTime(res.end), normalizeLgStatus(res.status))
 	}
 	if err != nil {
 		return fmt.Errorf("insert result of %s: %w", r.ts, err)

@@ -166,19 +166,28 @@ func collapseResults(rs []archive.Result) []archive.Result {
 }
 
 // mergeResults combines database results (all kept, they are the truth)
-// with results from the folder's index: an index result whose (plugin,
-// hook_name) the database has only fills fields the newest database row of
-// that key leaves empty; the others are added. Every result gets snapshot
+// with results from the folder's index, collapsed per (plugin, hook_name):
+// an index result whose key the database has (or, for a legacy entry
+// without hook_name, whose plugin it has) only fills fields the newest
+// database row of that key leaves empty; the others are added. Every result gets snapshot
 // id sid, an id (new ones from ids) and a normalised status.
 func mergeResults(sid string, db, idx []archive.Result, ids archive.IDSource) []archive.Result {
 	out := make([]archive.Result, 0, len(db)+len(idx))
 	newest := map[resultKey]int{}
+	byPlugin := map[string]int{}
 	for _, r := range db {
 		newest[resultKey{r.Plugin, r.HookName}] = len(out)
+		byPlugin[r.Plugin] = len(out)
 		out = append(out, r)
 	}
 	for _, r := range collapseResults(idx) {
-		if i, ok := newest[resultKey{r.Plugin, r.HookName}]; ok {
+		i, ok := newest[resultKey{r.Plugin, r.HookName}]
+		if !ok && r.HookName == "" {
+			// Legacy index entries name no hook: they describe the
+			// plugin's result, whatever hook the database recorded.
+			i, ok = byPlugin[r.Plugin]
+		}
+		if ok {
 			fillResult(&out[i], r)
 			continue
 		}

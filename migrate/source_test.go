@@ -182,3 +182,12 @@ func TestScanGeneratedCollections(t *testing.T) {
 
 var _ = filepath.Join
 var _ = strings.Contains
+
+func mustTime(t testing.TB, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
