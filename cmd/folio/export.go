@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive/catalog"
+	"folio/export"
+)
+
+func init() { commands = append(commands, newExportCmd) }
+
+func newExportCmd(e *env) *cobra.Command {
+	var (
+		opts          export.Options
+		before, after string
+	)
+	cmd := &cobra.Command{
+		Use:   "export [PATTERN...]",
+		Short: "Write the collection as a static site (in place, or a publishable copy with --out)",
+		Long: `Write the collection as a static site that opens from disk or any static host.
+
+In place (the default) it writes index.html and further pages (site/page-N.html)
+listing the snapshots newest first, a filter box that searches all of them, a
+detail page index.html in every snapshot folder, and the root manifest
+index.jsonl. With --out DIR it writes a publishable copy holding only the
+selected snapshots: their files hard-linked where possible (copied otherwise),
+fresh pages, a _headers file, and never the catalog, databases, config, sources
+or logs.
+
+PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are
+incremental: only pages whose snapshots changed are rewritten; --full redoes all.`,
+		Example: `  folio export
+  folio export --out ../public --tag published
+  folio export --out site --gzip --bundle site.tar.zst`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Query.Patterns = args
+			var err error
+			if opts.Query.Before, err = parseWhen("--before", before); err != nil {
+				return err
+			}
+			if opts.Query.After, err = parseWhen("--after", after); err != nil {
+				return err
+			}
+			if err := opts.Query.Validate(); err != nil {
+				return usagef("%v", err)
+			}
+			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
+				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
+			}
+			coll, err := e.open()
+			if err != nil {
+				return err
+			}
+			opts.Collection = coll
+			opts.Version = version
+			p := e.printer()
+			defer p.done()
+			st, err := export.Run(cmd.Context(), opts, p)
+			if errors.Is(err, catalog.ErrQuery) {
+				return usagef("%v", err)
+			}
+			if err != nil {
+				return err
+			}
+			p.Infof("exported %d snapshots: %d pages written, %d unchanged; %d root pages written, %d unchanged",
+				st.Snapshots, st.Written, st.Kept, st.RootWritten, st.RootKept)
+			if opts.Out != "" {
+				p.Infof("%d files (%d linked, %d copied this run), %d bytes", st.Files, st.Linked, st.Copied, st.Bytes)
+			}
+			if st.Bundle != "" {
+				p.Infof("bundle %s", st.Bundle)
+			}
+			fmt.Fprintln(e.stdout, st.URL)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Query.FilterType, "filter-type", "f", catalog.FilterSubstring, "how patterns match: "+strings.Join(catalog.FilterTypes(), "|"))
+	f.StringArrayVarP(&opts.Query.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
+	f.StringVarP(&opts.Query.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
+	f.StringVar(&before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
+	f.StringVar(&after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
+	f.StringVarP(&opts.Out, "out", "o", "", "write a publishable copy into this folder instead of exporting in place")
+	f.BoolVar(&opts.Full, "full", false, "rewrite every page, ignoring what the last export wrote")
+	f.BoolVar(&opts.Gzip, "gzip", false, "also write .gz siblings of the generated files")
+	f.StringVar(&opts.Bundle, "bundle", "", "also write the site as one zstd tarball (FILE.tar.zst)")
+	f.BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox (never with the site's origin)")
+	f.IntVar(&opts.PageSize, "page-size", 250, "snapshots per root page")
+	f.IntVar(&opts.Workers, "workers", 0, "pages rendered and written in parallel (default 8 per CPU)")
+	f.StringVar(&opts.Templates, "templates", "", "folder whose files override the embedded templates by name")
+	f.StringVar(&opts.Title, "title", "", `site title (default "folio archive")`)
+	return cmd
+}
