@@ -44,6 +44,9 @@ type jrecord struct {
 	// Index is the index.jsonl a rename will leave in dst, so a crash
 	// between the rename and the index write can be finished.
 	Index []byte `json:"index,omitempty"`
+	// Fresh: dst did not exist before this move, so undoing a copy that
+	// did not finish removes dst as a whole.
+	Fresh bool `json:"fresh,omitempty"`
 	// Link and LinkTo are the crawl symlink to make once the move is done.
 	Link   string `json:"link,omitempty"`
 	LinkTo string `json:"link_to,omitempty"`
@@ -194,6 +197,7 @@ func pendingRecords(recs []jrecord) []jrecord {
 				r.Mode = recs[i].Mode
 				r.Dst = recs[i].Dst
 				r.Link, r.LinkTo = recs[i].Link, recs[i].LinkTo
+				r.Fresh = recs[i].Fresh
 				break
 			}
 		}

@@ -170,6 +170,28 @@ type copier struct {
 	// a copy half way; nil in normal runs.
 	fault func(step, source string) error
 	label string
+
+	// What the last moveTree left at the destination, for undoing it:
+	// fresh when it created the destination folder as a whole, else the
+	// entries it created inside an existing one, in creation order.
+	fresh   bool
+	created []string
+}
+
+// undo removes what the last moveTree copied into the destination dst
+// (never anything that was there before). The source is intact.
+func (c *copier) undo(dst string) error {
+	if c.fresh {
+		c.fresh = false
+		return os.RemoveAll(dst)
+	}
+	for i := len(c.created) - 1; i >= 0; i-- {
+		if err := os.Remove(c.created[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	c.created = nil
+	return nil
 }
 
 var tempSeq atomic.Uint64
@@ -300,6 +322,7 @@ func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp) (n in
 			created = append(created, d)
 		}
 	}
+	c.created = append(c.created, created...)
 	for j := len(dirs) - 1; j >= 0; j-- {
 		e := &tree[dirs[j]]
 		d := under(dst, e.rel)
@@ -466,6 +489,7 @@ func (c *copier) moveTree(src, dst string, tree []treeEntry, forceCopy bool) (re
 			os.RemoveAll(stage)
 			return false, n, fmt.Errorf("move %s into place: %w", dst, err)
 		}
+		c.created, c.fresh = nil, true
 		return false, n, nil
 	}
 	ops, err := preflight(src, dst, tree)

@@ -415,6 +415,9 @@ func (x *executor) step(s *Step) (string, error) {
 		if err := x.relocate(s, modeCrawl, nil); err != nil {
 			return "", err
 		}
+		if err := tidyCrawlLinks(x.c.Path(s.Dest)); err != nil {
+			return "", err
+		}
 		x.add(func(st *Stats) { st.Crawls++ })
 		return "Renamed crawl", nil
 	}
@@ -499,54 +502,65 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 		}
 		// Another filesystem: moveTree copied into place instead. Record
 		// the copy mode and continue with verification.
-		if err := x.j.append(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Link: link, LinkTo: linkTo}, true); err != nil {
-			return err
+		if err := x.j.append(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Fresh: true, Link: link, LinkTo: linkTo}, true); err != nil {
+			cp.undo(dst)
+			return x.abandon(s, err)
 		}
 	} else {
-		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Link: link, LinkTo: linkTo}, true); err != nil {
+		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Fresh: !dstExists, Link: link, LinkTo: linkTo}, true); err != nil {
 			return x.abandon(s, err)
 		}
 		if _, _, err := cp.moveTree(src, dst, tree, true); err != nil {
 			return x.abandon(s, err)
 		}
 	}
-	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
+	// Until the deletion starts, a failure undoes the copy: the source is
+	// intact and the destination gets back what it held.
+	undo := func(err error) error {
+		if uerr := cp.undo(dst); uerr != nil {
+			err = fmt.Errorf("%w (and undoing the copy into %s failed: %v)", err, dst, uerr)
+			x.unfinished.Add(1)
+			return err
+		}
 		return x.abandon(s, err)
 	}
-	if _, err := verifyTree(src, dst); err != nil {
-		return x.abandon(s, err)
+	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
+		return undo(err)
+	}
+	if _, err := verifyTreeWith(src, dst, projections(copyMode)); err != nil {
+		return undo(err)
 	}
 	if err := x.mark(jrecord{Step: stepVerified, Src: s.Source}, false); err != nil {
-		return x.abandon(s, err)
+		return undo(err)
 	}
 	if it != nil {
 		existing, err := readOptional(filepath.Join(dst, archive.IndexFile))
 		if err != nil {
-			return x.abandon(s, err)
+			return undo(err)
 		}
 		ix, err := buildIndex(existing, it, payload)
 		if err != nil {
-			return x.abandon(s, err)
+			return undo(err)
 		}
 		if !bytes.Equal(ix, existing) {
 			if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
-				return x.abandon(s, err)
+				return undo(err)
 			}
 		}
 		if err := x.mark(jrecord{Step: stepIndexed, Src: s.Source}, false); err != nil {
-			return x.abandon(s, err)
+			return undo(err)
 		}
 	}
 	if err := x.syncData(dst); err != nil {
-		return x.abandon(s, err)
+		return undo(err)
 	}
 	if err := x.mark(jrecord{Step: stepDeleting, Src: s.Source}, true); err != nil {
-		return x.abandon(s, err)
+		return undo(err)
 	}
 	// From here on the journal owns the source: an error leaves it at
 	// "deleting" and the next run finishes the deletion after verifying
 	// again what is left.
-	if err := x.finishDelete(s.Source, s.Dest); err != nil {
+	if err := x.finishDelete(s.Source, s.Dest, copyMode); err != nil {
 		x.unfinished.Add(1)
 		return err
 	}
@@ -591,13 +605,22 @@ func (x *executor) abandon(s *Step, err error) error {
 	return err
 }
 
+// projections returns what verification may excuse for a mode: crawl
+// links replaced by their compact-named successors, in crawl folders.
+func projections(mode string) func(dst, rel string) bool {
+	if mode == modeCrawl {
+		return replacedCrawlLink
+	}
+	return nil
+}
+
 // finishDelete verifies what is left of src against dst and deletes it.
-func (x *executor) finishDelete(srcRel, dstRel string) error {
+func (x *executor) finishDelete(srcRel, dstRel, mode string) error {
 	src, dst := x.c.Path(srcRel), x.c.Path(dstRel)
 	if ok, err := lexists(src); err != nil || !ok {
 		return err
 	}
-	tree, err := verifyTree(src, dst)
+	tree, err := verifyTreeWith(src, dst, projections(mode))
 	if err != nil {
 		return fmt.Errorf("verify %s again before deleting it: %w", src, err)
 	}
@@ -825,6 +848,41 @@ func (x *executor) makeLink(link, target string) error {
 	return nil
 }
 
+// tidyCrawlLinks removes, in a crawl folder, the symlinks named by a
+// snapshot's dashed id that a link named by its compact id has replaced
+// (a merge of a dashed crawl folder into an existing compact one brings
+// them along).
+func tidyCrawlLinks(crawl string) error {
+	domains, err := readNames(filepath.Join(crawl, "snapshots"))
+	if err != nil {
+		return err
+	}
+	for _, d := range domains {
+		dir := filepath.Join(crawl, "snapshots", d)
+		names, err := readNames(dir)
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			compact, ok := layout.ParseID(n)
+			if !ok || !layout.IsDashedID(n) {
+				continue
+			}
+			old := filepath.Join(dir, n)
+			fi, err := os.Lstat(old)
+			if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			if nfi, err := os.Lstat(filepath.Join(dir, compact)); err == nil && nfi.Mode()&fs.ModeSymlink != 0 {
+				if err := os.Remove(old); err != nil {
+					return fmt.Errorf("remove stale crawl link %s: %w", old, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // recover finishes or rolls back the entries an interrupted run left
 // pending. Sources it cannot settle are blocked for this run.
 func (x *executor) recover(pend []jrecord) {
@@ -873,7 +931,7 @@ func (x *executor) recoverOne(r jrecord) error {
 		if !dstOK {
 			return fmt.Errorf("destination %s is missing", dst)
 		}
-		if err := x.finishDelete(r.Src, r.Dst); err != nil {
+		if err := x.finishDelete(r.Src, r.Dst, r.Mode); err != nil {
 			return err
 		}
 		if err := x.makeLink(r.Link, r.LinkTo); err != nil {
@@ -887,6 +945,15 @@ func (x *executor) recoverOne(r jrecord) error {
 	if r.Dst != "" && r.Mode != modeIndex && r.Mode != modeCreate {
 		if err := removeStaging(dst); err != nil {
 			return err
+		}
+		if r.Mode != modeRename && r.Fresh && dstOK {
+			if !srcOK {
+				return fmt.Errorf("source %s of an unfinished copy is missing; keeping %s", src, dst)
+			}
+			// The copy created dst and had not finished: undo it.
+			if err := os.RemoveAll(dst); err != nil {
+				return fmt.Errorf("undo unfinished copy %s: %w", dst, err)
+			}
 		}
 	}
 	return x.j.append(jrecord{Step: stepFailed, Src: r.Src, Err: "interrupted; redone by the next run"}, false)

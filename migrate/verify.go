@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
+	"strings"
+
+	"folio/layout"
 )
 
 // verifyTree checks that everything under src is also under dst: every
@@ -16,6 +20,12 @@ import (
 // so it verifies what is on disk now, not what a copy meant to write, and
 // returns the source tree it checked.
 func verifyTree(src, dst string) ([]treeEntry, error) {
+	return verifyTreeWith(src, dst, nil)
+}
+
+// verifyTreeWith is verifyTree where replaced(rel) may excuse an entry
+// missing at the destination (a projection another entry replaced).
+func verifyTreeWith(src, dst string, replaced func(dst, rel string) bool) ([]treeEntry, error) {
 	tree, err := walkTree(src)
 	if err != nil {
 		return nil, err
@@ -25,6 +35,9 @@ func verifyTree(src, dst string) ([]treeEntry, error) {
 		d := under(dst, e.rel)
 		fi, err := os.Lstat(d)
 		if errors.Is(err, fs.ErrNotExist) {
+			if replaced != nil && e.isLink() && replaced(dst, e.rel) {
+				continue
+			}
 			return nil, fmt.Errorf("%w: %s is missing", ErrMismatch, d)
 		}
 		if err != nil {
@@ -66,4 +79,17 @@ func verifyTree(src, dst string) ([]treeEntry, error) {
 		}
 	}
 	return tree, nil
+}
+
+// replacedCrawlLink excuses, in a crawl folder, a missing symlink
+// snapshots/<domain>/<dashed id> when the link named by the compact id is
+// there: the crawl link of a renamed 0.9 snapshot replaced it.
+func replacedCrawlLink(dst, rel string) bool {
+	dir, name := path.Split(rel)
+	compact, ok := layout.ParseID(name)
+	if !ok || !layout.IsDashedID(name) || !strings.HasPrefix(dir, "snapshots/") {
+		return false
+	}
+	fi, err := os.Lstat(under(dst, dir+compact))
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
