@@ -96,7 +96,18 @@ func NewHandler(dir string, allowScripts bool) (http.Handler, error) {
 	if s := Sandbox(allowScripts); s != "" {
 		sb += " " + s
 	}
-	return &handler{root: abs, collection: archive.IsCollection(abs), sandbox: sb}, nil
+	return &handler{root: abs, collection: isDataDir(abs), sandbox: sb}, nil
+}
+
+// isDataDir reports a collection's data directory, as opposed to an --out
+// export (which also has an archive/ folder but none of these).
+func isDataDir(dir string) bool {
+	for _, name := range []string{archive.StateDir, archive.LegacyDB, archive.ConfigFile, archive.SourcesDir, archive.LogsDir} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // allowedTop are the entries of a collection's root that serve exposes.
@@ -257,4 +268,3 @@ func acceptsGzip(ae string) bool {
 	}
 	return false
 }
-
