@@ -202,9 +202,7 @@ func mergeResults(sid string, db, idx []archive.Result, ids archive.IDSource) []
 			r.ID = ids()
 		}
 		r.Status = archive.NormalizeStatus(r.Status)
-		if len(r.Plugin) > 32 {
-			r.Plugin = r.Plugin[:32]
-		}
+		r.Plugin = truncPlugin(r.Plugin)
 	}
 	if len(db) > 0 {
 		sortResults(out)
@@ -266,4 +264,16 @@ func waybackURL(firstLine string) string {
 		}
 	}
 	return ""
+}
+
+// truncPlugin cuts a plugin name to the 32 characters of the plugin column.
+func truncPlugin(p string) string {
+	n := 0
+	for i := range p {
+		if n == 32 {
+			return p[:i]
+		}
+		n++
+	}
+	return p
 }

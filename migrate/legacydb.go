@@ -526,9 +526,7 @@ func decodeDBResult(version, sid string, v []sql.NullString, now time.Time, ids 
 		CmdVersion:      v[19].String,
 		OutputSize:      parseInt(v[11].String),
 	}
-	if len(r.Plugin) > 32 {
-		r.Plugin = r.Plugin[:32]
-	}
+	r.Plugin = truncPlugin(r.Plugin)
 	for _, cand := range []string{v[1].String, v[0].String, v[2].String} {
 		if id, ok := layout.ParseID(strings.TrimSpace(cand)); ok {
 			r.ID = id

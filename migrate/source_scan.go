@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,10 +113,15 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 		}
 	}
 	for id, d := range s.compact {
-		if d.hasIndex && !s.claimed[id] {
+		switch {
+		case s.claimed[id]:
+		case d.hasIndex:
 			s.inv.Current++
+		default:
+			s.skip(d.rel, "no index.jsonl and no database row")
 		}
 	}
+	sort.SliceStable(s.inv.Skipped, func(i, j int) bool { return s.inv.Skipped[i].Source < s.inv.Skipped[j].Source })
 	s.finishCrawls(crawlDirs)
 	return s.inv, nil
 }
@@ -577,8 +583,8 @@ func (s *scanner) dashedFolder(f *folder, d currentDir) {
 	if snap.FSVersion == "" {
 		snap.FSVersion = f.fsVersion
 	}
-	if snap.Timestamp == "" {
-		snap.Timestamp = s.unique(fmt.Sprintf("%d.%06d", snap.BookmarkedAt.Unix(), snap.BookmarkedAt.Nanosecond()/1000))
+	if snap.Timestamp == "" && !snap.BookmarkedAt.IsZero() {
+		snap.Timestamp = s.unique(pyTimestamp(snap.BookmarkedAt))
 	}
 	s.taken[snap.Timestamp] = true
 	if snap.CreatedAt.IsZero() {
@@ -649,4 +655,14 @@ func (s *scanner) finishCrawls(dirs []crawlDir) {
 		}
 	}
 	s.inv.Crawls = s.crawlOrder
+}
+
+// pyTimestamp is Python's str(dt.timestamp()) for a UTC datetime, the
+// timestamp ArchiveBox gives a snapshot that has none.
+func pyTimestamp(t time.Time) string {
+	s := strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
