@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"folio/gen"
+)
+
+// Suite is one group of measurements. Each suite lives in its own file and
+// registers itself with
+//
+//	func init() { suites = append(suites, Suite{Name: "migrate", Run: runMigrate}) }
+//
+// Run adds rows with B.Add; an error it returns is recorded as a failed row
+// and the other suites still run.
+type Suite struct {
+	Name string
+	Doc  string // one line for -help
+	Run  func(b *B) error
+}
+
+// suites is the registry, in registration order.
+var suites []Suite
+
+// B is what a suite works with: the folio binary under test, a scratch
+// directory, generated collections and the measuring helpers.
+type B struct {
+	Ctx   context.Context
+	N     int    // collection size (-n)
+	Seed  uint64 // generator seed (-seed)
+	Runs  int    // repetitions of each measurement; the median is reported (-runs)
+	Files bool   // generate output files too, not just index.jsonl (-files)
+	Folio string // path of the folio binary under test
+	Work  string // scratch directory of this run
+
+	log   io.Writer
+	suite string
+	rows  []Row
+	colls map[string]*Collection
+}
+
+// Collection is a generated data directory.
+type Collection struct {
+	Dir      string
+	Manifest *gen.Manifest
+}
+
+// IndexPaths returns the absolute path of every index.jsonl of c.
+func (c *Collection) IndexPaths() []string {
+	out := make([]string, len(c.Manifest.Snapshots))
+	for i := range out {
+		out[i] = c.Manifest.IndexPath(i)
+	}
+	return out
+}
+
+// Logf prints a progress line on stderr.
+func (b *B) Logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "  "+format+"\n", args...)
+}
+
+// Current returns the current-layout collection called name, generating it
+// under Work the first time any suite asks for it. Options.NoSync is
+// always set: the tree is scratch data.
+func (b *B) Current(name string, o gen.Options) (*Collection, error) {
+	if c, ok := b.colls[name]; ok {
+		return c, nil
+	}
+	dir := filepath.Join(b.Work, name)
+	o.NoSync = true
+	b.Logf("generating %s: %d snapshots (seed %d, output files %v)", name, o.N, o.Seed, !o.Minimal)
+	start := time.Now()
+	m, err := gen.Current(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: %w", name, err)
+	}
+	b.Logf("generated %s in %s: %.0f MB, %d output files", name, time.Since(start).Round(100*time.Millisecond), float64(m.Bytes)/1e6, m.Files)
+	c := &Collection{Dir: dir, Manifest: m}
+	b.colls[name] = c
+	return c, nil
+}
+
+// Measure is what one run of a command cost.
+type Measure struct {
+	Wall      time.Duration // start to exit
+	FirstLine time.Duration // start to the first complete stdout line; 0 when there was none
+	MaxRSS    int64         // peak resident set size in bytes (getrusage ru_maxrss)
+	Lines     int64         // stdout lines
+	Bytes     int64         // stdout bytes
+}
+
+// FolioCmd returns the command `folio --data-dir dir args...`.
+func (b *B) FolioCmd(dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(b.Ctx, b.Folio, append([]string{"--data-dir", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "FOLIO_DATA_DIR="+dir)
+	return cmd
+}
+
+// CatCmd returns a command that writes every file of paths to stdout, the
+// baseline of anything that reads the tree: xargs -0 cat, fed the list on
+// stdin (a list of 100k paths is too long for one command line).
+func (b *B) CatCmd(paths []string) *exec.Cmd {
+	var list bytes.Buffer
+	for _, p := range paths {
+		list.WriteString(p)
+		list.WriteByte(0)
+	}
+	cmd := exec.CommandContext(b.Ctx, "xargs", "-0", "cat")
+	cmd.Stdin = &list
+	return cmd
+}
+
+// Run runs cmd once, reading its stdout to the end (counted, then
+// discarded), and measures it. A command that fails is an error naming it
+// with the last line it wrote on stderr, e.g.
+// `folio reindex: unknown command "reindex" for "folio" (exit 2)`.
+func (b *B) Run(cmd *exec.Cmd) (Measure, error) {
+	var m Measure
+	name := commandName(cmd)
+	stderr := &tail{max: 4096}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", name, err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return m, fmt.Errorf("%s: %w", name, err)
+	}
+	r := bufio.NewReaderSize(out, 1<<16)
+	for {
+		chunk, err := r.ReadSlice('\n')
+		m.Bytes += int64(len(chunk))
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			if m.Lines == 0 {
+				m.FirstLine = time.Since(start)
+			}
+			m.Lines++
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	werr := cmd.Wait()
+	m.Wall = time.Since(start)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	if werr != nil {
+		if b.Ctx.Err() != nil {
+			return m, fmt.Errorf("%s: %w", name, b.Ctx.Err())
+		}
+		msg := stderr.lastLine()
+		if msg == "" {
+			msg = werr.Error()
+		} else if code := cmd.ProcessState.ExitCode(); code > 0 {
+			msg = fmt.Sprintf("%s (exit %d)", msg, code)
+		}
+		return m, fmt.Errorf("%s: %s", name, msg)
+	}
+	return m, nil
+}
+
+// Repeat measures a command Runs times and returns the median of each
+// figure. setup, when not nil, runs before every repetition (outside the
+// measurement); cmd makes a fresh command each time.
+func (b *B) Repeat(setup func() error, cmd func() *exec.Cmd) (Measure, error) {
+	var all []Measure
+	for range max(b.Runs, 1) {
+		if setup != nil {
+			if err := setup(); err != nil {
+				return Measure{}, err
+			}
+		}
+		m, err := b.Run(cmd())
+		if err != nil {
+			return m, err
+		}
+		all = append(all, m)
+	}
+	med := func(f func(Measure) int64) int64 {
+		v := make([]int64, len(all))
+		for i, m := range all {
+			v[i] = f(m)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return Measure{
+		Wall:      time.Duration(med(func(m Measure) int64 { return int64(m.Wall) })),
+		FirstLine: time.Duration(med(func(m Measure) int64 { return int64(m.FirstLine) })),
+		MaxRSS:    med(func(m Measure) int64 { return m.MaxRSS }),
+		Lines:     med(func(m Measure) int64 { return m.Lines }),
+		Bytes:     med(func(m Measure) int64 { return m.Bytes }),
+	}, nil
+}
+
+// Add records a row of the current suite.
+func (b *B) Add(r Row) {
+	r.Suite = b.suite
+	b.rows = append(b.rows, r)
+	fmt.Fprintf(b.log, "  %-44s %s\n", r.Work, r.valueText())
+}
+
+// Fail records a row for work that could not be measured.
+func (b *B) Fail(work string, err error) {
+	b.Add(Row{Work: work, Err: err})
+}
+
+// commandName is how a command is named in errors: "folio reindex", "xargs".
+func commandName(cmd *exec.Cmd) string {
+	words := []string{filepath.Base(cmd.Path)}
+	args := cmd.Args[1:]
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--data-dir" || a == "-D":
+			i++
+		case strings.HasPrefix(a, "-") && len(words) > 1:
+			words = append(words, a)
+		case !strings.HasPrefix(a, "-") && len(words) < 3:
+			words = append(words, a)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLine returns the error line folio prints ("folio: ..."), else the
+// last non-empty line.
+func (t *tail) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "folio: ") {
+			return strings.TrimPrefix(l, "folio: ")
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+
+	"folio/archive"
+	"folio/gen"
+)
+
+func init() {
+	suites = append(suites, Suite{
+		Name: "core",
+		Doc:  "reindex and list of a current-layout collection, beside cat of every index.jsonl",
+		Run:  runCore,
+	})
+}
+
+// runCore measures the catalog goals of PRODUCT.md: reindex into an empty
+// catalog, reindex with nothing changed, list --jsonl to the first line and
+// to the end. The baseline of each is cat of every index.jsonl of the same
+// tree, page cache warm for both.
+func runCore(b *B) error {
+	c, err := b.Current("current", gen.Options{N: b.N, Seed: b.Seed, Minimal: !b.Files})
+	if err != nil {
+		return err
+	}
+	n := count(b.N)
+	paths := c.IndexPaths()
+	if _, err := b.Run(b.CatCmd(paths)); err != nil { // warm the page cache
+		return err
+	}
+	cat, err := b.Repeat(nil, func() *exec.Cmd { return b.CatCmd(paths) })
+	if err != nil {
+		return err
+	}
+	const catName = "cat"
+	b.Add(Row{Work: fmt.Sprintf("baseline: cat of %s index.jsonl (%.0f MB)", n, float64(cat.Bytes)/1e6), Value: cat.Wall.Seconds()})
+
+	folio := func(args ...string) func() *exec.Cmd {
+		return func() *exec.Cmd { return b.FolioCmd(c.Dir, args...) }
+	}
+	emptyCatalog := func() error {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			p := c.Dir + "/" + archive.CatalogFile + suffix
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("empty the catalog: %w", err)
+			}
+		}
+		return nil
+	}
+
+	base := func(r Row, baseline float64, name string) Row {
+		r.Baseline, r.BaselineName = baseline, name
+		return r
+	}
+	add := func(r Row, value float64, err error) {
+		r.Value, r.Err = value, err
+		b.Add(r)
+	}
+
+	full := Row{Work: "reindex " + n + ", empty catalog", Goal: Goal{Max: 10}}
+	rss := Row{Work: full.Work + ": peak RSS", Unit: Bytes, Goal: Goal{Max: 200e6}}
+	m, err := b.Repeat(emptyCatalog, folio("reindex"))
+	add(base(full, cat.Wall.Seconds(), catName), m.Wall.Seconds(), err)
+	add(rss, float64(m.MaxRSS), err)
+
+	m, err = b.Repeat(nil, folio("reindex"))
+	add(base(Row{Work: "reindex " + n + ", nothing changed", Goal: Goal{Max: 2}}, cat.Wall.Seconds(), catName), m.Wall.Seconds(), err)
+
+	m, err = b.Repeat(nil, folio("list", "--jsonl"))
+	if err == nil && m.Lines != int64(b.N) {
+		err = fmt.Errorf("folio list --jsonl printed %d lines, the collection has %d snapshots", m.Lines, b.N)
+	}
+	add(base(Row{Work: "list --jsonl " + n + ": first line", Goal: Goal{Max: 0.1}}, cat.FirstLine.Seconds(), catName+" first line"), m.FirstLine.Seconds(), err)
+	add(base(Row{Work: "list --jsonl " + n + ": all", Goal: Goal{Max: 2}}, cat.Wall.Seconds(), catName), m.Wall.Seconds(), err)
+	return nil
+}
+
+// count writes a collection size as in the goals: 100k, 10k, 2500.
+func count(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
