@@ -908,6 +908,12 @@ func (x *executor) recoverOne(r jrecord) error {
 	if err != nil {
 		return err
 	}
+	if dstOK {
+		// An index write the crash cut short leaves its temp file.
+		if err := removeIndexTemps(dst); err != nil {
+			return err
+		}
+	}
 	switch {
 	case r.Mode == modeRename && !srcOK && dstOK:
 		// Renamed; the index (and link) may be missing.
@@ -992,6 +998,22 @@ func removeStaging(dst string) error {
 		}
 		return nil
 	})
+}
+
+// removeIndexTemps deletes the temp files of index.jsonl writes in dir.
+func removeIndexTemps(dir string) error {
+	names, err := readNames(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "."+archive.IndexFile+tempMarker) {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove temp file %s: %w", filepath.Join(dir, n), err)
+			}
+		}
+	}
+	return nil
 }
 
 func readNames(dir string) ([]string, error) {
