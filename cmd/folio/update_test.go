@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"folio/archive"
+	"folio/gen"
 )
 
 var (
@@ -548,4 +549,155 @@ func TestUpdateInterruptAndResume(t *testing.T) {
 	if r := updRun(t, dir, nil, "update", "--migrate-only"); r.code != 0 || !strings.Contains(r.stdout, "Migrated:          0") {
 		t.Errorf("run after resume did work:\n%s", r.stdout)
 	}
+}
+
+// TestUpdateLegacyVersions migrates a generated collection of every legacy
+// version (with every edge case, with and without its database) through
+// the binary and checks the result against the generator's manifest.
+func TestUpdateLegacyVersions(t *testing.T) {
+	type variant struct {
+		version string
+		noDB    bool
+		wal     bool
+	}
+	var variants []variant
+	for _, v := range gen.LegacyVersions {
+		variants = append(variants, variant{version: v})
+	}
+	variants = append(variants, variant{version: gen.Legacy07, noDB: true}, variant{version: gen.Legacy08, wal: true})
+	for _, vr := range variants {
+		name := vr.version
+		if vr.noDB {
+			name += "-nodb"
+		}
+		if vr.wal {
+			name += "-wal"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			m, err := gen.Legacy(dir, gen.LegacyOptions{Version: vr.version, N: 30, Seed: 7, Edges: gen.AllEdges, NoDB: vr.noDB, WAL: vr.wal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d snapshots, %d invalid, %d untouched, %d symlinks, %d current", len(m.Snapshots), len(m.Invalid), len(m.Untouched), len(m.Symlinks), m.Current)
+			dbBefore := map[string]string{}
+			for k, v := range updTree(t, dir) {
+				if strings.HasPrefix(k, "index.sqlite3") {
+					dbBefore[k] = v
+				}
+			}
+			r := updRun(t, dir, nil, "update", "--migrate-only")
+			if r.code != 0 {
+				t.Fatalf("update: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			after := updTree(t, dir)
+			for k, v := range dbBefore {
+				if after[k] != v {
+					t.Errorf("%s changed", k)
+				}
+			}
+			byTS := map[string]string{}
+			idx, _ := filepath.Glob(filepath.Join(dir, "archive/users/*/snapshots/*/*/*/index.jsonl"))
+			for _, p := range idx {
+				rel, _ := filepath.Rel(dir, filepath.Dir(p))
+				byTS[updIndexTS(t, filepath.Dir(p))] = filepath.ToSlash(rel)
+			}
+			for _, want := range m.Snapshots {
+				got, ok := byTS[want.Timestamp]
+				if !ok {
+					t.Errorf("snapshot %s (%s, from %q) has no folder with an index.jsonl", want.Timestamp, want.URL, want.Source)
+					continue
+				}
+				parts := strings.Split(got, "/")
+				if parts[2] != want.User || parts[4] != want.Date || (want.ID != "" && parts[6] != want.ID) {
+					t.Errorf("snapshot %s is at %s, want user %s, date %s, id %q", want.Timestamp, got, want.User, want.Date, want.ID)
+				}
+				rec := updFirstRecord(t, filepath.Join(dir, got, "index.jsonl"))
+				title, _ := rec["title"].(string)
+				if rec["fs_version"] != "0.9.4" || rec["url"] != want.URL || title != want.Title || rec["tags"] != strings.Join(want.Tags, ",") ||
+					(want.Status != "" && rec["status"] != want.Status) || rec["id"] != parts[6] {
+					t.Errorf("%s/index.jsonl Snapshot record %v, want %+v", got, rec, want)
+				}
+				tr, err := gen.ReadTree(filepath.Join(dir, got))
+				if err != nil {
+					t.Fatal(err)
+				}
+				exp := want.Tree
+				if _, ok := exp.Files["index.jsonl"]; ok {
+					exp.Files = updWithout(exp.Files, "index.jsonl")
+				}
+				if d := exp.Diff(tr); len(d) > 0 {
+					t.Errorf("%s (from %s): %v", got, want.Source, d)
+				}
+				if want.Source != "" && want.Source != got {
+					if _, err := os.Lstat(filepath.Join(dir, want.Source)); !errors.Is(err, fs.ErrNotExist) {
+						t.Errorf("legacy folder %s remains", want.Source)
+					}
+				}
+			}
+			for _, inv := range m.Invalid {
+				base := filepath.Base(inv.Path)
+				found := false
+				cands, _ := filepath.Glob(filepath.Join(dir, "invalid", "*", base+"*"))
+				for _, c := range cands {
+					if tr, err := gen.ReadTree(c); err == nil && len(inv.Tree.Diff(tr)) == 0 {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("invalid folder %s not found under invalid/ (candidates %v)", inv.Path, cands)
+				}
+				if _, err := os.Lstat(filepath.Join(dir, inv.Path)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s remains", inv.Path)
+				}
+			}
+			for _, u := range m.Untouched {
+				tr, err := gen.ReadTree(filepath.Join(dir, u.Path))
+				if err != nil {
+					t.Errorf("untouched %s: %v", u.Path, err)
+				} else if d := u.Tree.Diff(tr); len(d) > 0 {
+					t.Errorf("untouched %s changed: %v", u.Path, d)
+				}
+			}
+			for _, s := range m.Symlinks {
+				if _, err := os.Lstat(filepath.Join(dir, s)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("symlink %s remains", s)
+				}
+			}
+			if len(byTS) != len(m.Snapshots)+m.Current {
+				t.Errorf("%d snapshot folders, want %d migrated + %d current", len(byTS), len(m.Snapshots), m.Current)
+			}
+			again := updRun(t, dir, nil, "update", "--migrate-only")
+			if again.code != 0 || !strings.Contains(again.stdout, "Migrated:          0") || !strings.Contains(again.stdout, "Bytes moved:       0 B") {
+				t.Errorf("second run: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+			}
+			if d := updDiff(after, updTree(t, dir)); d != "" {
+				t.Errorf("second run changed the tree:\n%s", d)
+			}
+		})
+	}
+}
+
+func updWithout(m map[string]string, key string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func updFirstRecord(t testing.TB, p string) map[string]any {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var m map[string]any
+	if err := json.Unmarshal(first, &m); err != nil {
+		t.Fatalf("%s: first line: %v", p, err)
+	}
+	return m
 }
