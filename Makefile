@@ -10,6 +10,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/folio
 
 demo: build
+	rm -rf $(DEMO_DIR)
 	$(BIN) demo --out $(DEMO_DIR)
 
 # deps installs what the tests need: Debian's chromium for the browser tests.

@@ -1,0 +1,145 @@
+// Package demo builds folio's embedded default: a legacy ArchiveBox
+// collection generated from the code bundled in the binary, migrated to the
+// current layout beside snapshots folio wrote itself, cataloged, listed and
+// exported as a static site.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"folio/archive"
+	"folio/archive/catalog"
+	"folio/export"
+	"folio/gen"
+	"folio/migrate"
+)
+
+// Options configure Run.
+type Options struct {
+	// Dir is the folder the demo collection is built in. It must not exist
+	// or be empty: the demo never writes over anything.
+	Dir string
+	// Legacy is the ArchiveBox version of the bundled legacy collection.
+	Legacy string
+	// N is the number of ordinary legacy snapshots; Current the number of
+	// snapshots in the current layout added beside them.
+	N, Current int
+	// Out receives the migration table and the listing (stdout).
+	Out     io.Writer
+	Printer archive.Printer
+	Version string
+}
+
+// Result says where the demo is.
+type Result struct {
+	Dir       string
+	URL       string // file:// URL of the exported site
+	Snapshots int
+	Migration *migrate.Stats
+	Export    export.Stats
+}
+
+// Run builds, migrates, catalogs, lists and exports the demo collection.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Legacy == "" {
+		o.Legacy = gen.Legacy07
+	}
+	if o.N == 0 {
+		o.N = 24
+	}
+	if o.Current == 0 {
+		o.Current = 36
+	}
+	p := o.Printer
+	if p == nil {
+		p = archive.Discard
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEmpty(dir); err != nil {
+		return nil, err
+	}
+
+	p.Infof("[*] Writing a bundled ArchiveBox %s collection to %s", o.Legacy, dir)
+	lm, err := gen.Legacy(dir, gen.LegacyOptions{Version: o.Legacy, N: o.N, Seed: 1, Edges: gen.AllEdges})
+	if err != nil {
+		return nil, fmt.Errorf("write the legacy collection: %w", err)
+	}
+	p.Infof("    %d legacy snapshots, %d folders that cannot be identified", len(lm.Snapshots), len(lm.Invalid))
+	c, err := archive.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+
+	p.Infof("[*] Migrating it: folio update --migrate-only")
+	st, err := migrate.Run(ctx, c, migrate.Options{Printer: p})
+	if err != nil && !errors.Is(err, archive.ErrPartial) {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if err := st.WriteTable(o.Out); err != nil {
+		return nil, err
+	}
+
+	p.Infof("[*] Adding %d snapshots in the current layout", o.Current)
+	if _, err := gen.Current(dir, gen.Options{N: o.Current, Seed: 2, Base: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}); err != nil {
+		return nil, fmt.Errorf("write current snapshots: %w", err)
+	}
+
+	cat, err := catalog.Open(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{Printer: p}); err != nil {
+		return nil, err
+	}
+	n, err := cat.Count(ctx, catalog.Query{})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Out, "\nNewest snapshots of %d (folio list -D %s):\n", n, dir)
+	err = cat.Each(ctx, catalog.Query{Limit: 8}, func(e catalog.Entry) error {
+		title := e.Snapshot.Title
+		if title == "" {
+			title = "(no title)"
+		}
+		if r := []rune(title); len(r) > 50 {
+			title = string(r[:49]) + "…"
+		}
+		_, err := fmt.Fprintf(o.Out, "  %s  %-50s  %s\n", e.Snapshot.BookmarkedAt.Format("2006-01-02"), title, e.Snapshot.URL)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	p.Infof("[*] Exporting the static site: folio export")
+	es, err := export.Run(ctx, export.Options{Collection: c, Version: o.Version, SkipReindex: true}, p)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	return &Result{Dir: dir, URL: es.URL, Snapshots: n, Migration: st, Export: es}, nil
+}
+
+// checkEmpty refuses a folder that holds anything.
+func checkEmpty(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("demo folder %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("demo folder %s is not empty; choose a new folder with --out", dir)
+	}
+	return nil
+}
