@@ -429,75 +429,93 @@ func TestUpdatePartialAndLocked(t *testing.T) {
 // with SIGKILL at random moments, reruns it, and compares the tree with
 // that of an uninterrupted run.
 func TestUpdateSurvivesCrashes(t *testing.T) {
-	const n = 24
-	ref := t.TempDir()
-	updCollection(t, ref, n)
-	if r := updRun(t, ref, nil, "update", "--migrate-only"); r.code != 0 {
-		t.Fatalf("reference run: exit %d\n%s", r.code, r.stderr)
-	}
-	want := updCanonical(t, ref)
-	crashes := 0
-	check := func(t *testing.T, dir string, env []string) {
-		r := updRun(t, dir, env, "update", "--migrate-only")
-		if r.code != 0 {
-			t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
-		}
-		if d := updDiff(want, updCanonical(t, dir)); d != "" {
-			t.Fatalf("tree after crash and rerun differs from an uninterrupted run:\n%s", d)
-		}
-		if r := updRun(t, dir, env, "update", "--migrate-only"); r.code != 0 || !strings.Contains(r.stdout, "Migrated:          0") {
-			t.Fatalf("third run did work: %s", r.stdout)
-		}
-	}
-	for _, copyMode := range []bool{false, true} {
-		env := []string{}
-		if copyMode {
-			env = append(env, "FOLIO_MIGRATE_COPY=1")
-		}
-		for _, step := range []string{"planned", "copied", "verified", "indexed", "deleting", "deleted", "done", "write", "remove"} {
-			for _, nth := range []int{1, 5, 17} {
-				if !copyMode && (step == "write" || step == "remove" || step == "verified" || step == "deleting" || step == "deleted") && nth > 1 {
-					continue // a rename has none of these; invalid/ and crawl moves few
-				}
-				t.Run(fmt.Sprintf("copy=%v/%s:%d", copyMode, step, nth), func(t *testing.T) {
-					dir := t.TempDir()
-					updCollection(t, dir, n)
-					r := updRun(t, dir, append(env, fmt.Sprintf("FOLIO_FAULT=%s:%d", step, nth)), "update", "--migrate-only")
-					switch r.code {
-					case 99:
-						crashes++
-					case 0:
-						t.Logf("%s:%d was never reached", step, nth)
-					default:
-						t.Fatalf("faulted run: exit %d\n%s", r.code, r.stderr)
-					}
-					check(t, dir, env)
-				})
-			}
-		}
-	}
-	if crashes < 30 {
-		t.Errorf("only %d runs crashed; the fault points are not being reached", crashes)
-	}
-	rnd := rand.New(rand.NewSource(1))
-	for i := 0; i < 6; i++ {
-		t.Run(fmt.Sprintf("sigkill-%d", i), func(t *testing.T) {
-			dir := t.TempDir()
-			updCollection(t, dir, n)
-			env := []string{}
-			if i%2 == 1 {
-				env = append(env, "FOLIO_MIGRATE_COPY=1")
-			}
-			cmd := exec.Command(folioBin(t), "--data-dir", dir, "update", "--migrate-only", "--workers", "2")
-			cmd.Env = append(os.Environ(), env...)
-			if err := cmd.Start(); err != nil {
+	makers := []struct {
+		name string
+		nths []int
+		make func(t testing.TB, dir string)
+	}{
+		{"folders", []int{1, 9}, func(t testing.TB, dir string) { updCollection(t, dir, 24) }},
+		{"db-0.8", []int{4}, func(t testing.TB, dir string) {
+			if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy08, N: 16, Seed: 3, Edges: gen.AllEdges}); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(time.Duration(5+rnd.Intn(60)) * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			check(t, dir, env)
-		})
+		}},
+		{"db-0.9-dashed", []int{4}, func(t testing.TB, dir string) {
+			if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy09Dash, N: 16, Seed: 3, Edges: gen.AllEdges}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	crashes := 0
+	for _, mk := range makers {
+		ref := filepath.Join(t.TempDir(), "data")
+		mk.make(t, ref)
+		if r := updRun(t, ref, nil, "update", "--migrate-only"); r.code != 0 {
+			t.Fatalf("%s: reference run: exit %d\n%s", mk.name, r.code, r.stderr)
+		}
+		want := updCanonical(t, ref)
+		check := func(t *testing.T, dir string, env []string) {
+			r := updRun(t, dir, env, "update", "--migrate-only")
+			if r.code != 0 {
+				t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+			}
+			if d := updDiff(want, updCanonical(t, dir)); d != "" {
+				t.Fatalf("tree after crash and rerun differs from an uninterrupted run:\n%s", d)
+			}
+			if r := updRun(t, dir, env, "update", "--migrate-only"); r.code != 0 || !strings.Contains(r.stdout, "Migrated:          0") {
+				t.Fatalf("third run did work: %s", r.stdout)
+			}
+		}
+		for _, copyMode := range []bool{false, true} {
+			env := []string{}
+			if copyMode {
+				env = append(env, "FOLIO_MIGRATE_COPY=1")
+			}
+			for _, step := range []string{"planned", "copied", "verified", "indexed", "deleting", "deleted", "done", "write", "remove"} {
+				for _, nth := range mk.nths {
+					if !copyMode && (step == "write" || step == "remove" || step == "verified" || step == "deleting" || step == "deleted") && nth > 1 {
+						continue // a rename has none of these; invalid/ and crawl moves few
+					}
+					t.Run(fmt.Sprintf("%s/copy=%v/%s:%d", mk.name, copyMode, step, nth), func(t *testing.T) {
+						dir := filepath.Join(t.TempDir(), "data")
+						mk.make(t, dir)
+						r := updRun(t, dir, append(env, fmt.Sprintf("FOLIO_FAULT=%s:%d", step, nth)), "update", "--migrate-only")
+						switch r.code {
+						case 99:
+							crashes++
+						case 0:
+							t.Logf("%s:%d was never reached", step, nth)
+						default:
+							t.Fatalf("faulted run: exit %d\n%s", r.code, r.stderr)
+						}
+						check(t, dir, env)
+					})
+				}
+			}
+		}
+		rnd := rand.New(rand.NewSource(1))
+		for i := 0; i < 4; i++ {
+			t.Run(fmt.Sprintf("%s/sigkill-%d", mk.name, i), func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "data")
+				mk.make(t, dir)
+				env := []string{}
+				if i%2 == 1 {
+					env = append(env, "FOLIO_MIGRATE_COPY=1")
+				}
+				cmd := exec.Command(folioBin(t), "--data-dir", dir, "update", "--migrate-only", "--workers", "2")
+				cmd.Env = append(os.Environ(), env...)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Duration(5+rnd.Intn(60)) * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+				check(t, dir, env)
+			})
+		}
+	}
+	if crashes < 40 {
+		t.Errorf("only %d runs crashed; the fault points are not being reached", crashes)
 	}
 }
 
@@ -506,7 +524,7 @@ func TestUpdateSurvivesCrashes(t *testing.T) {
 // finishes the job.
 func TestUpdateInterruptAndResume(t *testing.T) {
 	dir := t.TempDir()
-	updCollection(t, dir, 1500)
+	updCollection(t, dir, 600)
 	cmd := exec.Command(folioBin(t), "--data-dir", dir, "update", "--migrate-only", "--workers", "1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
