@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,6 +81,7 @@ func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 	}
 	dir := filepath.Join(b.Work, name)
 	o.NoSync = true
+	o.Printer = &stepPrinter{b: b}
 	b.Logf("generating %s: %d snapshots (seed %d, output files %v)", name, o.N, o.Seed, !o.Minimal)
 	start := time.Now()
 	m, err := gen.Current(dir, o)
@@ -268,4 +270,24 @@ func (t *tail) lastLine() string {
 		}
 	}
 	return ""
+}
+
+// stepPrinter logs generation progress at every tenth of the work.
+type stepPrinter struct {
+	b    *B
+	mu   sync.Mutex
+	next int64
+}
+
+func (p *stepPrinter) Infof(format string, args ...any) { p.b.Logf(format, args...) }
+func (p *stepPrinter) Warnf(format string, args ...any) { p.b.Logf("warning: "+format, args...) }
+
+func (p *stepPrinter) Progress(phase string, done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if total == 0 || done < p.next || done == total {
+		return
+	}
+	p.b.Logf("%s %d/%d", phase, done, total)
+	p.next = done + total/10
 }

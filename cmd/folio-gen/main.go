@@ -13,7 +13,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/term"
 
 	"folio/gen"
 )
@@ -68,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	o.Span = time.Duration(years * 365 * 24 * float64(time.Hour))
 	o.Users = strings.Split(users, ",")
 	o.NoSync = !durable
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		o.Printer = &progress{w: stderr}
+	}
 
 	start := time.Now()
 	m, err := gen.Current(fs.Arg(0), o)
@@ -78,4 +84,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "wrote %d snapshots (%d output files, %.1f MB) into %s in %s\n",
 		len(m.Snapshots), m.Files, float64(m.Bytes)/1e6, m.Dir, time.Since(start).Round(time.Millisecond))
 	return 0
+}
+
+// progress shows "generated done/total" on a terminal, at most ten times a
+// second.
+type progress struct {
+	w    io.Writer
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (p *progress) Infof(format string, args ...any) { fmt.Fprintf(p.w, format+"\n", args...) }
+func (p *progress) Warnf(format string, args ...any) {
+	fmt.Fprintf(p.w, "warning: "+format+"\n", args...)
+}
+
+func (p *progress) Progress(_ string, done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if done < total && time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.w, "\rgenerated %d/%d", done, total)
+	if done == total {
+		fmt.Fprintln(p.w)
+	}
 }

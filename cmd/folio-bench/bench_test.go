@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"folio/gen"
+)
+
+func newB(t *testing.T) *B {
+	return &B{Ctx: context.Background(), N: 5, Seed: 1, Runs: 3, Work: t.TempDir(), log: &bytes.Buffer{}, colls: map[string]*Collection{}}
+}
+
+func TestRunMeasuresACommand(t *testing.T) {
+	b := newB(t)
+	m, err := b.Run(exec.Command("sh", "-c", "echo first; sleep 0.2; echo second; printf tail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Lines != 2 || m.Bytes != int64(len("first\nsecond\ntail")) {
+		t.Fatalf("lines %d, bytes %d", m.Lines, m.Bytes)
+	}
+	if m.FirstLine <= 0 || m.Wall-m.FirstLine < 150*time.Millisecond {
+		t.Fatalf("first line at %s of %s; the second came 200ms later", m.FirstLine, m.Wall)
+	}
+	if m.MaxRSS <= 0 {
+		t.Fatalf("no peak RSS: %d", m.MaxRSS)
+	}
+}
+
+func TestRunNamesAFailingCommand(t *testing.T) {
+	b := newB(t)
+	script := filepath.Join(t.TempDir(), "folio")
+	body := "#!/bin/sh\necho 'folio: unknown command \"reindex\" for \"folio\"' >&2\necho >&2\necho 'Usage: folio [command]' >&2\nexit 2\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.Folio = script
+	_, err := b.Run(b.FolioCmd(t.TempDir(), "reindex", "--full"))
+	want := `folio reindex --full: unknown command "reindex" for "folio" (exit 2)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+	if _, err := b.Repeat(nil, func() *exec.Cmd { return exec.Command("false") }); err == nil {
+		t.Fatal("Repeat of a failing command succeeded")
+	}
+}
+
+func TestCatBaselineReadsEveryIndex(t *testing.T) {
+	b := newB(t)
+	c, err := b.Current("current", gen.Options{N: 30, Seed: 4, Minimal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := b.Current("current", gen.Options{N: 30, Seed: 4}); again != c {
+		t.Fatal("the collection was generated twice")
+	}
+	m, err := b.Repeat(nil, func() *exec.Cmd { return b.CatCmd(c.IndexPaths()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Bytes != c.Manifest.Bytes {
+		t.Fatalf("cat read %d bytes, the indexes hold %d", m.Bytes, c.Manifest.Bytes)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		row  Row
+		want string
+	}{
+		{Row{Value: 9, Goal: Goal{Max: 10}}, "ok"},
+		{Row{Value: 11, Goal: Goal{Max: 10}}, "MISSED"},
+		{Row{Value: 3, Baseline: 2, Goal: Goal{MaxRatio: 1.5}}, "ok"},
+		{Row{Value: 4, Baseline: 2, Goal: Goal{MaxRatio: 1.5}}, "MISSED"},
+		{Row{Value: 3, Baseline: 2, Goal: Goal{MinRatio: 0.7}}, "ok"},
+		{Row{Value: 3, Goal: Goal{MinRatio: 0.7}}, "MISSED"}, // no baseline: the ratio goal cannot be met
+		{Row{Value: 3}, ""},
+		{Row{Err: errors.New("x"), Goal: Goal{Max: 10}}, "error"},
+	} {
+		if got := tc.row.Verdict(); got != tc.want {
+			t.Errorf("%+v: verdict %q, want %q", tc.row, got, tc.want)
+		}
+	}
+	if r := (Row{Value: 1}); !math.IsNaN(r.Ratio()) {
+		t.Fatal("ratio without a baseline is not NaN")
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		u    Unit
+		v    float64
+		want string
+	}{
+		{Seconds, 0.0042, "4.2 ms"}, {Seconds, 0.25, "250 ms"}, {Seconds, 12.345, "12.35 s"},
+		{Bytes, 142e6, "142 MB"},
+	} {
+		if got := format(tc.u, tc.v); got != tc.want {
+			t.Errorf("format(%v, %v) = %q, want %q", tc.u, tc.v, got, tc.want)
+		}
+	}
+	if got := (Row{Goal: Goal{Max: 0.1}}).goalText(); got != "≤ 100 ms" {
+		t.Errorf("goal text %q", got)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"-suite", "nope"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown suite "nope"`) {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"-help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "core") {
+		t.Fatalf("-help: exit %d, stderr %q", code, errb.String())
+	}
+}
