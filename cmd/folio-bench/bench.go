@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ type B struct {
 	Seed  uint64 // generator seed (-seed)
 	Runs  int    // repetitions of each measurement; the median is reported (-runs)
 	Files bool   // generate output files too, not just index.jsonl (-files)
+	Reuse bool   // Work is kept between runs; reuse collections generated with the same options (-work)
 	Folio string // path of the folio binary under test
 	Work  string // scratch directory of this run
 
@@ -73,8 +75,11 @@ func (b *B) Logf(format string, args ...any) {
 }
 
 // Current returns the current-layout collection called name, generating it
-// under Work the first time any suite asks for it. Options.NoSync is
-// always set: the tree is scratch data.
+// under Work the first time a suite asks for it. Options.NoSync is always
+// set: the tree is scratch data. With -work the collection is also reused
+// by later runs given the same options, so suites must not change the
+// files of a collection they get here (copy it first when the work being
+// measured changes the tree).
 func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 	if c, ok := b.colls[name]; ok {
 		return c, nil
@@ -82,6 +87,28 @@ func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 	dir := filepath.Join(b.Work, name)
 	o.NoSync = true
 	o.Printer = &stepPrinter{b: b}
+	key := fmt.Sprintf("current n=%d seed=%d minimal=%v users=%q base=%s span=%s", o.N, o.Seed, o.Minimal, o.Users, o.Base, o.Span)
+	marker := dir + ".manifest.gob"
+	if b.Reuse {
+		if m, ok := loadManifest(marker, key); ok {
+			b.Logf("reusing %s from %s", name, dir)
+			c := &Collection{Dir: dir, Manifest: m}
+			b.colls[name] = c
+			return c, nil
+		}
+		if _, err := os.Stat(dir); err == nil {
+			if _, err := os.Stat(marker); err != nil {
+				return nil, fmt.Errorf("generate %s: %s exists but folio-bench did not generate it; remove it or pick another -work", name, dir)
+			}
+			b.Logf("removing %s: generated with other options", dir)
+			if err := os.Remove(marker); err != nil {
+				return nil, err
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, err
+			}
+		}
+	}
 	b.Logf("generating %s: %d snapshots (seed %d, output files %v)", name, o.N, o.Seed, !o.Minimal)
 	start := time.Now()
 	m, err := gen.Current(dir, o)
@@ -89,9 +116,48 @@ func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 		return nil, fmt.Errorf("generate %s: %w", name, err)
 	}
 	b.Logf("generated %s in %s: %.0f MB, %d output files", name, time.Since(start).Round(100*time.Millisecond), float64(m.Bytes)/1e6, m.Files)
+	if b.Reuse {
+		if err := saveManifest(marker, key, m); err != nil {
+			return nil, err
+		}
+	}
 	c := &Collection{Dir: dir, Manifest: m}
 	b.colls[name] = c
 	return c, nil
+}
+
+// savedManifest is what -work keeps beside a generated collection; it is
+// written only once generation has finished.
+type savedManifest struct {
+	Key      string
+	Manifest *gen.Manifest
+}
+
+func loadManifest(path, key string) (*gen.Manifest, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var s savedManifest
+	if gob.NewDecoder(bufio.NewReader(f)).Decode(&s) != nil || s.Key != key || s.Manifest == nil {
+		return nil, false
+	}
+	if _, err := os.Stat(s.Manifest.Dir); err != nil {
+		return nil, false
+	}
+	return s.Manifest, true
+}
+
+func saveManifest(path, key string, m *gen.Manifest) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(savedManifest{Key: key, Manifest: m}); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
 }
 
 // Measure is what one run of a command cost.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,38 @@ func TestUsage(t *testing.T) {
 	errb.Reset()
 	if code := run(context.Background(), []string{"-help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "core") {
 		t.Fatalf("-help: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestCurrentIsReusedWithWork(t *testing.T) {
+	work := t.TempDir()
+	first := newB(t)
+	first.Work, first.Reuse = work, true
+	a, err := first.Current("current", gen.Options{N: 8, Seed: 2, Minimal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newB(t)
+	second.Work, second.Reuse = work, true
+	log := second.log.(*bytes.Buffer)
+	b, err := second.Current("current", gen.Options{N: 8, Seed: 2, Minimal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "reusing current") || !reflect.DeepEqual(a.IndexPaths(), b.IndexPaths()) ||
+		a.Manifest.Snapshots[3].Title != b.Manifest.Snapshots[3].Title {
+		t.Fatalf("not reused: %s", log.String())
+	}
+	third := newB(t)
+	third.Work, third.Reuse = work, true
+	c, err := third.Current("current", gen.Options{N: 9, Seed: 2, Minimal: true})
+	if err != nil || len(c.Manifest.Snapshots) != 9 {
+		t.Fatalf("other options: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := third.Current("mine", gen.Options{N: 1}); err == nil || !strings.Contains(err.Error(), "did not generate it") {
+		t.Fatalf("generated over a folder it did not make: %v", err)
 	}
 }

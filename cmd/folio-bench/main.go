@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&keep, "keep", false, "keep the scratch directory (its path is printed)")
 	fs.BoolVar(&asJSON, "json", false, "print the rows as JSON on stdout instead of the table")
 	fs.StringVar(&folio, "folio", "", "folio binary to measure (default: go build folio/cmd/folio)")
-	fs.StringVar(&workDir, "work", "", "parent of the scratch directory (default $TMPDIR)")
+	fs.StringVar(&workDir, "work", "", "scratch directory to use and keep; collections generated there with the same options are reused (default a new temporary directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: folio-bench [flags]\n\nfolio-bench measures folio against its speed goals, each beside a baseline\nmeasured in the same run.\n\nsuites:\n")
 		for _, s := range suites {
@@ -83,19 +83,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	b.Work, err = os.MkdirTemp(workDir, "folio-bench-")
+	if workDir != "" {
+		b.Work, b.Reuse = workDir, true
+		err = os.MkdirAll(workDir, 0o755)
+	} else {
+		b.Work, err = os.MkdirTemp("", "folio-bench-")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "folio-bench: %v\n", err)
 		return 1
 	}
-	if keep {
+	if keep || b.Reuse {
 		defer fmt.Fprintf(stderr, "scratch directory kept: %s\n", b.Work)
 	} else {
 		defer os.RemoveAll(b.Work)
 	}
 
 	if folio == "" {
-		folio = filepath.Join(b.Work, "folio")
+		folio = filepath.Join(b.Work, "folio-under-test")
 		fmt.Fprintf(stderr, "building folio\n")
 		build := exec.CommandContext(ctx, "go", "build", "-o", folio, "folio/cmd/folio")
 		build.Stdout, build.Stderr = stderr, stderr
