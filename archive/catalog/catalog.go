@@ -45,7 +45,7 @@ var schema = []string{
 	) WITHOUT ROWID`,
 	`CREATE TABLE snapshots (
 		rowid          INTEGER PRIMARY KEY,
-		dir            TEXT NOT NULL UNIQUE,
+		dir            TEXT NOT NULL,
 		layout         TEXT NOT NULL,
 		user           TEXT NOT NULL,
 		index_file     TEXT NOT NULL,
@@ -67,20 +67,21 @@ var schema = []string{
 		archive_size   INTEGER NOT NULL,
 		notes          TEXT NOT NULL,
 		schema_version TEXT NOT NULL,
+		num_results    INTEGER NOT NULL,
 		num_outputs    INTEGER NOT NULL,
 		num_failures   INTEGER NOT NULL,
 		record         TEXT NOT NULL
 	)`,
 	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
-	`CREATE INDEX snapshots_url ON snapshots (url)`,
+	// One row per snapshot: its ArchiveResult records as they are in
+	// index.jsonl, one per line, S2-compressed. A row per result would
+	// cost a b-tree insert per result, which dominates a reindex of a
+	// large tree, and the records are most of the bytes of a catalog.
 	`CREATE TABLE results (
-		snap    INTEGER NOT NULL,
-		seq     INTEGER NOT NULL,
-		plugin  TEXT NOT NULL,
-		status  TEXT NOT NULL,
-		record  TEXT NOT NULL,
-		PRIMARY KEY (snap, seq)
-	) WITHOUT ROWID`,
+		snap    INTEGER PRIMARY KEY,
+		count   INTEGER NOT NULL,
+		records BLOB NOT NULL
+	)`,
 	`CREATE TABLE tags (
 		name TEXT NOT NULL,
 		snap INTEGER NOT NULL,
@@ -155,6 +156,7 @@ func dsn(path string) string {
 	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "synchronous(NORMAL)")
+	v.Add("_pragma", "cache_size(-65536)")
 	v.Add("_txlock", "immediate")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/s2"
+
 	"folio/archive"
 )
 
@@ -223,7 +225,7 @@ func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error
 	}
 	cols := entryColumns
 	if q.WithResults {
-		cols += `, (SELECT group_concat(r.record, char(10) ORDER BY r.seq) FROM results r WHERE r.snap = s.rowid)`
+		cols += `, (SELECT r.records FROM results r WHERE r.snap = s.rowid)`
 	}
 	query := `SELECT ` + cols + ` FROM snapshots s` + cq.whereSQL() + ` ORDER BY ` + cq.order
 	if q.Limit > 0 && len(cq.regex) == 0 {
@@ -242,7 +244,7 @@ func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error
 			mtime               int64
 			tags                string
 			bookmarked, created sql.NullInt64
-			results             sql.NullString
+			results             []byte
 		)
 		dest := []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &e.IndexSize, &mtime, &s.ID,
 			&s.CrawlID, &s.URL, &s.Title, &tags, &s.Timestamp, &bookmarked, &created, &s.Depth,
@@ -257,16 +259,23 @@ func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error
 		if !cq.match(s.URL) {
 			continue
 		}
-		if tags != "" {
-			s.Tags = strings.Split(tags, ",")
-		}
+		s.Tags = archive.SplitTags(tags)
 		s.BookmarkedAt, s.CreatedAt = fromMicros(bookmarked), fromMicros(created)
 		if mtime != 0 {
 			e.IndexMTime = time.Unix(0, mtime)
 		}
-		if results.Valid {
-			ix, _ := archive.ParseIndex([]byte(results.String))
+		if len(results) > 0 {
+			data, err := s2.Decode(nil, results)
+			if err != nil {
+				return fmt.Errorf("query catalog %s: results of %s: %w", c.path, e.Dir, err)
+			}
+			ix, _ := archive.ParseIndex(data)
 			e.Results = ix.Results()
+		} else if q.WithResults && e.IndexFile == archive.LegacyIndexFile {
+			// Results from index.json are not stored; the file is the truth.
+			if li, err := archive.ReadLegacyIndex(c.coll.Path(e.Dir)); err == nil {
+				e.Results = li.Results
+			}
 		}
 		if err := fn(e); err != nil {
 			return err
@@ -323,22 +332,23 @@ func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 
 // Stats summarises the catalog.
 type Stats struct {
-	Snapshots       int            // cataloged snapshot folders
-	ByStatus        map[string]int // snapshot status ("" for records without one)
-	ByLayout        map[string]int // LayoutCurrent, LayoutLegacy
-	ByUser          map[string]int // current-layout folders per owner
-	LegacyNoIndex   int            // legacy folders without a usable index file
-	Results         int            // ArchiveResult records
-	ResultsByStatus map[string]int
-	Tags            int       // distinct tag names
-	ArchiveSize     int64     // sum of the snapshots' archive_size
-	BuiltAt         time.Time // last build from scratch; zero if never built
-	UpdatedAt       time.Time // last completed reindex; zero if never
+	Snapshots     int            // cataloged snapshot folders
+	ByStatus      map[string]int // snapshot status ("" for records without one)
+	ByLayout      map[string]int // LayoutCurrent, LayoutLegacy
+	ByUser        map[string]int // current-layout folders per owner
+	LegacyNoIndex int            // legacy folders without a usable index file
+	Results       int            // ArchiveResult records
+	Succeeded     int            // results with status succeeded
+	Failed        int            // results with status failed
+	Tags          int            // distinct tag names
+	ArchiveSize   int64          // sum of the snapshots' archive_size
+	BuiltAt       time.Time      // last build from scratch; zero if never built
+	UpdatedAt     time.Time      // last completed reindex; zero if never
 }
 
 // Stats counts what the catalog holds.
 func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{ByStatus: map[string]int{}, ByLayout: map[string]int{}, ByUser: map[string]int{}, ResultsByStatus: map[string]int{}}
+	st := Stats{ByStatus: map[string]int{}, ByLayout: map[string]int{}, ByUser: map[string]int{}}
 	wrap := func(err error) error { return fmt.Errorf("read catalog %s: %w", c.path, err) }
 	groups := []struct {
 		query string
@@ -347,7 +357,6 @@ func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
 		{`SELECT status, count(*) FROM snapshots GROUP BY status`, st.ByStatus},
 		{`SELECT layout, count(*) FROM snapshots GROUP BY layout`, st.ByLayout},
 		{`SELECT user, count(*) FROM snapshots WHERE layout = 'current' GROUP BY user`, st.ByUser},
-		{`SELECT status, count(*) FROM results GROUP BY status`, st.ResultsByStatus},
 	}
 	for _, g := range groups {
 		rows, err := c.db.QueryContext(ctx, g.query)
@@ -374,9 +383,11 @@ func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
 		return st, wrap(err)
 	}
 	st.ArchiveSize = size.Int64
-	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM results`).Scan(&st.Results); err != nil {
+	var results, outputs, failures sql.NullInt64
+	if err := c.db.QueryRowContext(ctx, `SELECT sum(num_results), sum(num_outputs), sum(num_failures) FROM snapshots`).Scan(&results, &outputs, &failures); err != nil {
 		return st, wrap(err)
 	}
+	st.Results, st.Succeeded, st.Failed = int(results.Int64), int(outputs.Int64), int(failures.Int64)
 	if err := c.db.QueryRowContext(ctx, `SELECT count(DISTINCT name) FROM tags`).Scan(&st.Tags); err != nil {
 		return st, wrap(err)
 	}

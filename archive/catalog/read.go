@@ -2,13 +2,13 @@ package catalog
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/klauspost/compress/s2"
 
 	"folio/archive"
 	"folio/layout"
@@ -41,15 +41,13 @@ type entryRow struct {
 	mtime     int64 // ns
 	stamp     string
 	record    string
-	results   []resultRow
+	results   []byte // the ArchiveResult records, one per line
+	packed    []byte // results compressed for the catalog
+	nresults  int
 	outputs   int
 	failures  int
 	sortTime  int64
 	problems  []Problem
-}
-
-type resultRow struct {
-	plugin, status, record string
 }
 
 // maxLineErrors is how many bad lines of one file are named in its
@@ -65,27 +63,31 @@ func readFolder(root string, f folder) entryRow {
 	jsonRel := relJoin(f.dir, archive.LegacyIndexFile)
 	// Stat before reading: a write racing with the read then shows up as
 	// a change on the next reindex.
-	both := statStamp(abs, LayoutLegacy, "")
+	var both string
+	if f.layout == LayoutLegacy {
+		both = statStamp(abs, LayoutLegacy, "")
+	}
 
 	var (
 		snap      archive.Snapshot
-		results   []archive.Result
+		results   []archive.Result // from index.json
 		have      bool
 		noRecord  bool   // index.jsonl exists but holds no Snapshot record
 		lineIssue string // bad lines of index.jsonl
 	)
-	info, data, err := readRegular(filepath.Join(abs, archive.IndexFile))
+	jsonlStat, data, err := readIndexFile(filepath.Join(abs, archive.IndexFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		r.problems = append(r.problems, Problem{jsonlRel, err})
 	default:
-		ix, lineErrs := archive.ParseIndex(data)
+		var lineErrs []archive.LineError
+		r.results = make([]byte, 0, len(data))
+		snap, have, lineErrs = r.parseIndex(data)
 		lineIssue = lineProblem(lineErrs)
-		if snap, have = ix.Snapshot(); have {
-			results = ix.Results()
+		if have {
 			r.indexFile = archive.IndexFile
-			r.size, r.mtime = info.Size(), info.ModTime().UnixNano()
+			r.size, r.mtime = jsonlStat.size, jsonlStat.mtime
 			if lineIssue != "" {
 				r.problems = append(r.problems, Problem{jsonlRel, errors.New(lineIssue)})
 			}
@@ -94,7 +96,7 @@ func readFolder(root string, f folder) entryRow {
 		}
 	}
 	if !have {
-		info, data, err := readRegular(filepath.Join(abs, archive.LegacyIndexFile))
+		jsonStat, data, err := readIndexFile(filepath.Join(abs, archive.LegacyIndexFile))
 		if err == nil {
 			var li *archive.LegacyIndex
 			if li, err = archive.ParseLegacyIndex(data); err == nil {
@@ -102,9 +104,11 @@ func readFolder(root string, f folder) entryRow {
 				if snap.FSVersion == "" {
 					snap.FSVersion = li.FSVersion
 				}
-				results = li.Results
+				if r.nresults == 0 {
+					results = li.Results
+				}
 				r.indexFile = archive.LegacyIndexFile
-				r.size, r.mtime = info.Size(), info.ModTime().UnixNano()
+				r.size, r.mtime = jsonStat.size, jsonStat.mtime
 			}
 		}
 		if noRecord {
@@ -128,7 +132,7 @@ func readFolder(root string, f folder) entryRow {
 			if len(r.problems) == 0 {
 				r.problems = append(r.problems, Problem{jsonlRel, ErrNoIndex})
 			}
-			r.stamp = both
+			r.stamp = statStamp(abs, f.layout, "")
 			return r
 		}
 		if snap.ID == "" {
@@ -145,45 +149,103 @@ func readFolder(root string, f folder) entryRow {
 	}
 	r.ok = true
 	r.snap = snap
-	r.stamp = both
-	if len(stampFiles(f.layout, r.indexFile)) == 1 {
-		r.stamp, _, _ = strings.Cut(both, "|")
+	switch {
+	case both != "":
+		r.stamp = both
+	case r.indexFile == archive.IndexFile:
+		r.stamp = jsonlStat.stamp()
+	default:
+		r.stamp = statStamp(abs, f.layout, r.indexFile)
 	}
 	r.record = encodeSnapshot(snap)
 	r.sortTime = sortTime(snap)
-	r.results = make([]resultRow, 0, len(results))
+	// Results read from index.json are counted, not stored: Each reads
+	// them from the file, as no one-line encoding of them is exact.
 	for _, res := range results {
-		switch archive.NormalizeStatus(res.Status) {
-		case archive.StatusSucceeded:
-			r.outputs++
-		case archive.StatusFailed:
-			r.failures++
-		}
-		r.results = append(r.results, resultRow{plugin: res.Plugin, status: res.Status, record: encodeResult(res)})
+		r.addResult(nil, res.Status)
+	}
+	if len(results) > 0 {
+		r.results = nil
+	}
+	if len(r.results) > 0 {
+		r.packed = s2.Encode(nil, r.results)
+		r.results = nil
 	}
 	return r
 }
 
-// readRegular reads a file that must be a regular file (an index that is a
-// symlink could lead anywhere). The FileInfo is taken before the read, so
-// a write racing with the read shows up as a change next time.
-func readRegular(p string) (os.FileInfo, []byte, error) {
-	st, err := os.Lstat(p)
-	if err != nil {
-		return nil, nil, err
+func (r *entryRow) addResult(line []byte, status string) {
+	if r.nresults > 0 {
+		r.results = append(r.results, '\n')
 	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, ErrNotRegular
+	r.results = append(r.results, line...)
+	r.nresults++
+	switch archive.NormalizeStatus(status) {
+	case archive.StatusSucceeded:
+		r.outputs++
+	case archive.StatusFailed:
+		r.failures++
 	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, nil, pe.Err
+}
+
+// parseIndex reads index.jsonl content line by line with ArchiveBox's
+// rules (those of archive.ParseIndex): it returns the first Snapshot
+// record, collects the ArchiveResult lines verbatim into r.results, and
+// reports the lines that are not records. Well-formed JSON object lines
+// are classified by scanObject without being decoded; every other line is
+// given to archive.ParseIndex on its own.
+func (r *entryRow) parseIndex(data []byte) (archive.Snapshot, bool, []archive.LineError) {
+	var (
+		snapLine []byte
+		errs     []archive.LineError
+		keys     lineKeys
+	)
+	if len(data) > 0 && data[len(data)-1] == '\n' {
+		data = data[:len(data)-1]
+	}
+	for n := 1; len(data) > 0 || n == 1; n++ {
+		raw := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			raw, data = data[:i], data[i+1:]
+		} else {
+			data = nil
 		}
-		return nil, nil, err
+		t := bytes.TrimSpace(raw)
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		var kind, status string
+		if t[0] == '{' && scanObject(t, &keys) {
+			kind = keys.kind()
+			status = jsonString(keys.status)
+			if kind == "" {
+				errs = append(errs, archive.LineError{Line: n, Reason: "record has no type"})
+			}
+		} else {
+			ix, lineErrs := archive.ParseIndex(t)
+			for _, e := range lineErrs {
+				errs = append(errs, archive.LineError{Line: n, Reason: e.Reason})
+			}
+			if _, ok := ix.Snapshot(); ok {
+				kind = archive.TypeSnapshot
+			} else if res := ix.Results(); len(res) > 0 {
+				kind, status = archive.TypeArchiveResult, res[0].Status
+			}
+		}
+		switch kind {
+		case archive.TypeSnapshot:
+			if snapLine == nil {
+				snapLine = t
+			}
+		case archive.TypeArchiveResult:
+			r.addResult(t, status)
+		}
 	}
-	return st, data, nil
+	if snapLine == nil {
+		return archive.Snapshot{}, false, errs
+	}
+	snap, ok := decodeSnapshot(snapLine)
+	return snap, ok, errs
 }
 
 func lineProblem(errs []archive.LineError) string {
@@ -209,19 +271,6 @@ func lineProblem(errs []archive.LineError) string {
 func encodeSnapshot(s archive.Snapshot) string {
 	ix, _ := archive.ParseIndex(nil)
 	ix.SetSnapshot(s)
-	return string(bytes.TrimSuffix(ix.Bytes(), []byte("\n")))
-}
-
-// encodeResult writes r as a canonical ArchiveResult record on one line.
-func encodeResult(r archive.Result) string {
-	if bytes.IndexByte(r.OutputJSON, '\n') >= 0 {
-		var b bytes.Buffer
-		if json.Compact(&b, r.OutputJSON) == nil {
-			r.OutputJSON = b.Bytes()
-		}
-	}
-	ix, _ := archive.ParseIndex(nil)
-	ix.AddResult(r)
 	return string(bytes.TrimSuffix(ix.Bytes(), []byte("\n")))
 }
 

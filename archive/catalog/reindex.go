@@ -17,7 +17,7 @@ import (
 
 // ReindexOptions controls Reindex.
 type ReindexOptions struct {
-	Full    bool // drop every row and read every folder again
+	Full    bool // read every folder again, changed or not
 	Workers int  // folders read in parallel; 0 means GOMAXPROCS
 	Printer archive.Printer
 	// OnProblem is called, from one goroutine at a time, for every folder
@@ -70,18 +70,15 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		report(p)
 	}
 
-	if opts.Full {
-		if err := c.reset(ctx); err != nil {
-			return stats, err
-		}
-	}
 	knownRows, err := c.loadKnown(ctx)
 	if err != nil {
 		return stats, err
 	}
 	fresh := len(knownRows) == 0
 
-	w := &walker{root: c.coll.Dir, workers: opts.Workers, known: knownRows}
+	// A full reindex reads every folder again but replaces rows in
+	// place, batch by batch, so readers never see an emptied catalog.
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, known: knownRows, force: opts.Full}
 	folders := make(chan folder, 512)
 	rows := make(chan entryRow, 512)
 
@@ -163,29 +160,6 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	return stats, nil
 }
 
-// reset empties the catalog by recreating its tables.
-func (c *Catalog) reset(ctx context.Context) error {
-	tx, err := c.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("reset catalog %s: %w", c.path, err)
-	}
-	defer tx.Rollback()
-	for _, t := range []string{"meta", "snapshots", "results", "tags", "problems"} {
-		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
-			return fmt.Errorf("reset catalog %s: %w", c.path, err)
-		}
-	}
-	for _, stmt := range schema {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("reset catalog %s: %w", c.path, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("reset catalog %s: %w", c.path, err)
-	}
-	return nil
-}
-
 // loadKnown reads, in one query, what the catalog knows of each folder.
 func (c *Catalog) loadKnown(ctx context.Context) (map[string]*known, error) {
 	var n int
@@ -254,8 +228,8 @@ func decodeProblems(s string) []Problem {
 
 const insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
 	index_mtime, stamp, id, crawl_id, url, title, tags, timestamp, bookmarked_at, created_at,
-	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_outputs,
-	num_failures, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_results,
+	num_outputs, num_failures, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // writer holds the prepared statements of one transaction.
 type writer struct {
@@ -276,7 +250,7 @@ func (c *Catalog) begin(ctx context.Context) (*writer, error) {
 		sql  string
 	}{
 		{&w.insSnap, insertSnapshot},
-		{&w.insRes, `INSERT INTO results (snap, seq, plugin, status, record) VALUES (?,?,?,?,?)`},
+		{&w.insRes, `INSERT INTO results (snap, count, records) VALUES (?,?,?)`},
 		{&w.insTag, `INSERT OR IGNORE INTO tags (name, snap) VALUES (?,?)`},
 		{&w.delSnap, `DELETE FROM snapshots WHERE rowid = ?`},
 		{&w.delRes, `DELETE FROM results WHERE snap = ?`},
@@ -310,7 +284,7 @@ func (w *writer) insert(ctx context.Context, r *entryRow) error {
 	res, err := w.insSnap.ExecContext(ctx, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
 		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, archive.TagString(s.Tags), s.Timestamp,
 		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
-		s.ArchiveSize, s.Notes, s.SchemaVersion, r.outputs, r.failures, r.record)
+		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record)
 	if err != nil {
 		return err
 	}
@@ -318,8 +292,8 @@ func (w *writer) insert(ctx context.Context, r *entryRow) error {
 	if err != nil {
 		return err
 	}
-	for i, rr := range r.results {
-		if _, err := w.insRes.ExecContext(ctx, id, i, rr.plugin, rr.status, rr.record); err != nil {
+	if len(r.packed) > 0 {
+		if _, err := w.insRes.ExecContext(ctx, id, r.nresults, r.packed); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,7 @@ type walker struct {
 	root    string // absolute data dir
 	workers int
 	known   map[string]*known
+	force   bool // read every folder, changed or not
 
 	scanned    atomic.Int64
 	unchanged  atomic.Int64
@@ -65,7 +66,7 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 		if k := w.known[f.dir]; k != nil {
 			k.seen = true
 			f.known = k
-			if statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile) == k.stamp {
+			if !w.force && statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile) == k.stamp {
 				if k.rowid == 0 {
 					w.unreadable.Add(1)
 					w.mu.Lock()
@@ -87,69 +88,52 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 
 	// Legacy folders: real directories directly under archive/ named like
 	// a timestamp. Symlinks there are projections of other folders.
-	entries, ok := w.readDir(ctx, archive.ArchiveDir)
-	if ok {
-		var legacy []string
-		for _, e := range entries {
-			name := e.Name()
-			if !realDir(e) || archive.IsTemp(name) {
-				continue
-			}
-			if _, ok := layout.LegacyTimestamp(name); ok {
-				legacy = append(legacy, name)
-			}
+	buf := make([]byte, 32<<10)
+	entries, _ := w.readDir(ctx, archive.ArchiveDir, buf)
+	var legacy []string
+	for _, e := range entries {
+		if _, ok := layout.LegacyTimestamp(e.name); ok && !archive.IsTemp(e.name) && e.isDir(w.abs(archive.ArchiveDir)) {
+			legacy = append(legacy, e.name)
 		}
-		for len(legacy) > 0 {
-			n := min(len(legacy), 256)
-			chunk := legacy[:n]
-			legacy = legacy[n:]
-			g.Go(func() error {
-				for _, name := range chunk {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					if err := emit(folder{dir: archive.ArchiveDir + "/" + name, layout: LayoutLegacy, name: name}); err != nil {
-						return err
-					}
+	}
+	for len(legacy) > 0 {
+		n := min(len(legacy), 256)
+		chunk := legacy[:n]
+		legacy = legacy[n:]
+		g.Go(func() error {
+			for _, name := range chunk {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
-				return nil
-			})
-		}
+				if err := emit(folder{dir: archive.ArchiveDir + "/" + name, layout: LayoutLegacy, name: name}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
 
 	// Current layout: archive/users/<user>/snapshots/<date>/<domain>/<id>.
-	users, _ := w.readDir(ctx, archive.UsersDir)
-	for _, u := range users {
-		if !realDir(u) || archive.IsTemp(u.Name()) {
-			continue
-		}
-		user := u.Name()
-		snaps := archive.UsersDir + "/" + user + "/snapshots"
+	users, _ := w.readDir(ctx, archive.UsersDir, buf)
+	for _, u := range w.dirs(archive.UsersDir, users) {
+		snaps := archive.UsersDir + "/" + u + "/snapshots"
 		if !w.isRealDir(snaps) {
 			continue // absent, or a symlinked snapshots/ root: a projection
 		}
-		dates, _ := w.readDir(ctx, snaps)
-		for _, d := range dates {
-			if !realDir(d) || archive.IsTemp(d.Name()) {
-				continue
-			}
-			dateDir := snaps + "/" + d.Name()
+		dates, _ := w.readDir(ctx, snaps, buf)
+		for _, d := range w.dirs(snaps, dates) {
+			dateDir := snaps + "/" + d
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			g.Go(func() error {
-				domains, _ := w.readDir(ctx, dateDir)
-				for _, dom := range domains {
-					if !realDir(dom) || archive.IsTemp(dom.Name()) {
-						continue
-					}
-					domDir := dateDir + "/" + dom.Name()
-					ids, _ := w.readDir(ctx, domDir)
-					for _, id := range ids {
-						if !realDir(id) || archive.IsTemp(id.Name()) {
-							continue
-						}
-						if err := emit(folder{dir: domDir + "/" + id.Name(), layout: LayoutCurrent, user: user, name: id.Name()}); err != nil {
+				buf := make([]byte, 32<<10)
+				domains, _ := w.readDir(ctx, dateDir, buf)
+				for _, dom := range w.dirs(dateDir, domains) {
+					domDir := dateDir + "/" + dom
+					ids, _ := w.readDir(ctx, domDir, buf)
+					for _, id := range w.dirs(domDir, ids) {
+						if err := emit(folder{dir: domDir + "/" + id, layout: LayoutCurrent, user: u, name: id}); err != nil {
 							return err
 						}
 					}
@@ -161,21 +145,36 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	return g.Wait()
 }
 
+// dirs returns the names of the real directories among entries of the
+// folder rel, skipping symlinks and temp names.
+func (w *walker) dirs(rel string, entries []dirent) []string {
+	var out []string
+	parent := w.abs(rel)
+	for _, e := range entries {
+		if !archive.IsTemp(e.name) && e.isDir(parent) {
+			out = append(out, e.name)
+		}
+	}
+	return out
+}
+
+func (w *walker) abs(rel string) string { return w.root + "/" + rel }
+
 // readDir lists a folder relative to the data dir. A folder that does not
 // exist is empty; one that cannot be listed is a Problem, and the catalog
 // keeps its rows below it rather than dropping what it cannot see.
-func (w *walker) readDir(ctx context.Context, rel string) ([]os.DirEntry, bool) {
+func (w *walker) readDir(ctx context.Context, rel string, buf []byte) ([]dirent, bool) {
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	entries, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(rel)))
+	entries, err := listDir(w.abs(rel), buf)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, false
 		}
 		w.mu.Lock()
 		w.blind = append(w.blind, rel)
-		w.problems = append(w.problems, Problem{Path: rel, Err: errors.Unwrap(err)})
+		w.problems = append(w.problems, Problem{Path: rel, Err: err})
 		w.mu.Unlock()
 		return nil, false
 	}
@@ -234,6 +233,10 @@ func appendStamp(b []byte, p string, st *unix.Stat_t) []byte {
 		b = append(b, 'x')
 		return strconv.AppendUint(b, uint64(st.Mode), 8)
 	}
+	return appendRegularStamp(b, st)
+}
+
+func appendRegularStamp(b []byte, st *unix.Stat_t) []byte {
 	b = strconv.AppendInt(b, st.Size, 10)
 	b = append(b, ':')
 	b = strconv.AppendInt(b, st.Mtim.Nano(), 10)

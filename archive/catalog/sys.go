@@ -1,0 +1,134 @@
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A reindex makes one directory listing per folder above the snapshot
+// level and one index read per snapshot, so these are done with raw
+// system calls: no sorting, no FileInfo values, no poller registration.
+
+// dirent is one entry of a directory listing.
+type dirent struct {
+	name string
+	typ  uint8 // unix.DT_*; DT_UNKNOWN when the filesystem does not say
+}
+
+// listDir returns the entries of the directory at path, "." and ".."
+// excluded, in the order the filesystem gives them. buf is scratch space.
+func listDir(path string, buf []byte) ([]dirent, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, errnoErr(err)
+	}
+	defer unix.Close(fd)
+	var out []dirent
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, errnoErr(err)
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+			if reclen <= 19 || reclen > len(b) {
+				return nil, errors.New("malformed directory entry")
+			}
+			typ := b[18]
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			out = append(out, dirent{name: string(name), typ: typ})
+		}
+	}
+}
+
+// isDir resolves an entry's type, with an lstat when the listing did not
+// say; symlinks are never directories here.
+func (d dirent) isDir(parent string) bool {
+	switch d.typ {
+	case unix.DT_DIR:
+		return true
+	case unix.DT_UNKNOWN:
+		var st unix.Stat_t
+		return unix.Lstat(parent+"/"+d.name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	return false
+}
+
+// fileStat is what the catalog keeps of an index file.
+type fileStat struct {
+	size, mtime int64 // mtime in ns
+	ino         uint64
+}
+
+// readIndexFile reads a regular file without following a symlink. It
+// returns the file's stat taken before the read, so a write racing with
+// the read shows up as a change next time.
+func readIndexFile(path string) (fileStat, []byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			return fileStat{}, nil, ErrNotRegular
+		}
+		return fileStat{}, nil, errnoErr(err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fileStat{}, nil, errnoErr(err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fileStat{}, nil, ErrNotRegular
+	}
+	fst := fileStat{size: st.Size, mtime: st.Mtim.Nano(), ino: st.Ino}
+	data := make([]byte, 0, st.Size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileStat{}, nil, errnoErr(err)
+		}
+		if n == 0 {
+			return fst, data, nil
+		}
+		data = data[:len(data)+n]
+	}
+}
+
+// stamp encodes the stat as statStamp does for one file.
+func (s fileStat) stamp() string {
+	var st unix.Stat_t
+	st.Size, st.Ino = s.size, s.ino
+	st.Mtim = unix.NsecToTimespec(s.mtime)
+	return string(appendRegularStamp(nil, &st))
+}
+
+// errnoErr maps ENOENT to fs.ErrNotExist so callers can use errors.Is.
+func errnoErr(err error) error {
+	if err == unix.ENOENT {
+		return fs.ErrNotExist
+	}
+	return err
+}
