@@ -311,7 +311,7 @@ func readCrawls(ctx context.Context, db *sql.DB, s schema, ldb *legacyDB) error 
 			continue // a crawl id folio cannot name a folder with
 		}
 		c := &dbCrawl{ID: cid, URLs: urls.String, Label: label.String, CreatedByID: parseInt(by.String)}
-		c.CreatedAt, _ = archive.ParseTime(created.String)
+		c.CreatedAt, _ = parseDBTime(created.String)
 		ldb.Crawls[cid] = c
 	}
 	return rows.Err()
@@ -378,10 +378,10 @@ func decodeRow(version string, v []sql.NullString) (*dbRow, error) {
 	if version == DB04 {
 		r.Tags = archive.SplitTags(v[4].String)
 	}
-	r.Added, _ = archive.ParseTime(v[5].String)
-	r.Updated, _ = archive.ParseTime(v[6].String)
-	r.BookmarkedAt, _ = archive.ParseTime(v[7].String)
-	r.CreatedAt, _ = archive.ParseTime(v[8].String)
+	r.Added, _ = parseDBTime(v[5].String)
+	r.Updated, _ = parseDBTime(v[6].String)
+	r.BookmarkedAt, _ = parseDBTime(v[7].String)
+	r.CreatedAt, _ = parseDBTime(v[8].String)
 	if c := strings.TrimSpace(v[9].String); c != "" {
 		if cid, ok := layout.ParseID(c); ok {
 			r.CrawlID = cid
@@ -540,8 +540,8 @@ func decodeDBResult(version, sid string, v []sql.NullString, now time.Time, ids 
 		r.OutputJSON = json.RawMessage(js)
 	}
 	r.OutputFiles = decodeOutputFiles(v[10].String)
-	r.StartTS, _ = archive.ParseTime(v[13].String)
-	r.EndTS, _ = archive.ParseTime(v[14].String)
+	r.StartTS, _ = parseDBTime(v[13].String)
+	r.EndTS, _ = parseDBTime(v[14].String)
 	if version != DB09 {
 		if r.StartTS.IsZero() {
 			r.StartTS = now
@@ -625,4 +625,61 @@ func sortResults(rs []archive.Result) {
 		}
 		return a.Before(b)
 	})
+}
+
+// parseDBTime reads a datetime column. Django writes "YYYY-MM-DD
+// HH:MM:SS[.ffffff]" in UTC, which is parsed here without allocating;
+// every other form goes to archive.ParseTime.
+func parseDBTime(s string) (time.Time, bool) {
+	if len(s) == 19 || (len(s) > 20 && len(s) <= 26 && s[19] == '.') {
+		if t, ok := djangoTime(s); ok {
+			return t, true
+		}
+	}
+	return archive.ParseTime(s)
+}
+
+func djangoTime(s string) (time.Time, bool) {
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for j := i; j < i+n; j++ {
+			c := s[j]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	if s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	var f [6]int
+	for i, pos := range [6][2]int{{0, 4}, {5, 2}, {8, 2}, {11, 2}, {14, 2}, {17, 2}} {
+		v, ok := num(pos[0], pos[1])
+		if !ok {
+			return time.Time{}, false
+		}
+		f[i] = v
+	}
+	micro := 0
+	if len(s) > 20 {
+		frac := s[20:]
+		v, ok := num(20, len(frac))
+		if !ok {
+			return time.Time{}, false
+		}
+		for k := len(frac); k < 6; k++ {
+			v *= 10
+		}
+		micro = v
+	}
+	if f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31 || f[3] > 23 || f[4] > 59 || f[5] > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], micro*1000, time.UTC)
+	if t.Day() != f[2] {
+		return time.Time{}, false // Feb 30 and the like
+	}
+	return t, true
 }

@@ -59,6 +59,11 @@ func FuzzLegacyRow(f *testing.F) {
 				t.Fatalf("result %+v", rr)
 			}
 		}
+		if t1, ok := parseDBTime(added); ok {
+			if t2, ok2 := archive.ParseTime(added); ok2 && !t1.Equal(t2) {
+				t.Fatalf("parseDBTime(%q) = %s, archive.ParseTime = %s", added, t1, t2)
+			}
+		}
 		_ = waybackURL(url)
 		_, _ = cleanTitle(tags, url)
 	})

@@ -39,19 +39,16 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	s := &scanner{c: c, opts: opts, now: opts.Now().UTC(), inv: &Inventory{},
 		claimed: map[string]bool{}, taken: map[string]bool{}, crawls: map[string]*Crawl{},
 		orphanURLs: map[string]bool{}, skippedTS: map[string]bool{}}
-	ldb, err := readLegacyDB(ctx, c.Path(archive.LegacyDB), s.now, opts.IDs)
-	if err != nil {
-		return nil, err
-	}
-	s.db = ldb
-	if ldb != nil {
-		s.inv.DBVersion = ldb.Version
-		ldb.ByURL = map[string][]*dbRow{}
-		for _, r := range ldb.Rows {
-			ldb.ByURL[r.URL] = append(ldb.ByURL[r.URL], r)
-			s.taken[r.Timestamp] = true
-		}
-	}
+	// The database is read while the folders are: both are I/O and the
+	// decisions below need both.
+	var ldb *legacyDB
+	var dbErr error
+	dbDone := make(chan struct{})
+	go func() {
+		defer close(dbDone)
+		ldb, dbErr = readLegacyDB(ctx, c.Path(archive.LegacyDB), s.now, opts.IDs)
+	}()
+	defer func() { <-dbDone }()
 	legacy, err := s.listArchive()
 	if err != nil {
 		return nil, err
@@ -79,6 +76,19 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	}
 	if err := readFolders(ctx, c.Dir, append(legacy, dashed...), opts.Workers, opts.Printer); err != nil {
 		return nil, err
+	}
+	<-dbDone
+	if dbErr != nil {
+		return nil, dbErr
+	}
+	s.db = ldb
+	if ldb != nil {
+		s.inv.DBVersion = ldb.Version
+		ldb.ByURL = map[string][]*dbRow{}
+		for _, r := range ldb.Rows {
+			ldb.ByURL[r.URL] = append(ldb.ByURL[r.URL], r)
+			s.taken[r.Timestamp] = true
+		}
 	}
 	// Phase 1 order: newest mtime first.
 	sort.SliceStable(legacy, func(i, j int) bool {
