@@ -66,7 +66,9 @@ func readFolder(abs string, f *folder) {
 				f.fsVersion = li.FSVersion
 			}
 		case errors.Is(err, fs.ErrNotExist):
-		case errors.Is(err, fs.ErrPermission):
+		case isPathError(err):
+			// The file exists but cannot be read: leave the folder
+			// alone rather than judge it by what could not be seen.
 			f.err = err
 			return
 		default:
@@ -78,8 +80,8 @@ func readFolder(abs string, f *folder) {
 		switch {
 		case err == nil:
 			f.wayback = waybackURL(line)
-		case errors.Is(err, fs.ErrPermission):
-			f.err = err
+		case !errors.Is(err, fs.ErrNotExist):
+			f.err = fmt.Errorf("read %s: %w", filepath.Join(abs, "archive.org.txt"), err)
 		}
 	}
 }
@@ -242,4 +244,11 @@ func readDirs(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// isPathError reports an error of the file system (open or read failed), as
+// opposed to a problem with the content.
+func isPathError(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe)
 }

@@ -386,3 +386,26 @@ func TestScanWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A folder whose index cannot be read is left alone: listed as skipped,
+// reported to OnError, never judged invalid; the other folders go on.
+func TestScanUnreadableFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeFolder(t, dir, "1500000000", map[string]string{"index.json": `{"url": "https://ok.example.com/"}`})
+	writeFolder(t, dir, "1500000001", map[string]string{"index.jsonl/x": "a directory where a file should be"})
+	writeFolder(t, dir, "1500000002", map[string]string{"index.json/x": "", "archive.org.txt": "https://web.archive.org/web/1/https://x.example.com/"})
+	var reported []string
+	inv := scan(t, dir, migrate.ScanOptions{OnError: func(src string, err error) {
+		reported = append(reported, src)
+		if !strings.Contains(err.Error(), src[len("archive/"):]) {
+			t.Errorf("error %q does not name the folder", err)
+		}
+	}})
+	slices.Sort(reported)
+	if want := []string{"archive/1500000001", "archive/1500000002"}; !slices.Equal(reported, want) {
+		t.Errorf("reported %q, want %q", reported, want)
+	}
+	if len(inv.Items) != 1 || len(inv.Invalid) != 0 || len(inv.Skipped) != 2 {
+		t.Errorf("items %d invalid %v skipped %v", len(inv.Items), inv.Invalid, inv.Skipped)
+	}
+}
