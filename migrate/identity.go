@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"html"
 	"math"
 	"strconv"
@@ -169,9 +171,12 @@ func collapseResults(rs []archive.Result) []archive.Result {
 // with results from the folder's index, collapsed per (plugin, hook_name):
 // an index result whose key the database has (or, for a legacy entry
 // without hook_name, whose plugin it has) only fills fields the newest
-// database row of that key leaves empty; the others are added. Every result gets snapshot
-// id sid, an id (new ones from ids) and a normalised status.
-func mergeResults(sid string, db, idx []archive.Result, ids archive.IDSource) []archive.Result {
+// database row of that key leaves empty; the others are added. Every
+// result gets snapshot id sid, a normalised status and an id: its own,
+// else one derived from the snapshot and the result, the same on every
+// scan, so a rerun after an interrupted migration names the results it
+// already wrote the same way.
+func mergeResults(sid string, db, idx []archive.Result) []archive.Result {
 	out := make([]archive.Result, 0, len(db)+len(idx))
 	newest := map[resultKey]int{}
 	byPlugin := map[string]int{}
@@ -199,7 +204,7 @@ func mergeResults(sid string, db, idx []archive.Result, ids archive.IDSource) []
 		if id, ok := layout.ParseID(r.ID); ok {
 			r.ID = id
 		} else {
-			r.ID = ids()
+			r.ID = derivedID(sid, "index", r.Plugin, r.HookName, archive.IsoTime(r.StartTS), strconv.Itoa(i))
 		}
 		r.Status = archive.NormalizeStatus(r.Status)
 		r.Plugin = truncPlugin(r.Plugin)
@@ -276,4 +281,13 @@ func truncPlugin(p string) string {
 		n++
 	}
 	return p
+}
+
+// derivedID makes a stable id for a record that has none: the first 16
+// bytes of sha256 over its parts, marked as an RFC 9562 version 8 UUID.
+func derivedID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	h[6] = 0x80 | h[6]&0x0f
+	h[8] = 0x80 | h[8]&0x3f
+	return hex.EncodeToString(h[:16])
 }

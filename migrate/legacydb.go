@@ -77,7 +77,7 @@ type dbCrawl struct {
 // cache of the WAL's index that SQLite rebuilds from the WAL when the first
 // connection opens the copy, which is more reliable than a stale copy.
 // A missing file returns nil, nil.
-func readLegacyDB(ctx context.Context, path string, now time.Time, ids archive.IDSource) (*legacyDB, error) {
+func readLegacyDB(ctx context.Context, path string, now time.Time) (*legacyDB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
@@ -101,7 +101,7 @@ func readLegacyDB(ctx context.Context, path string, now time.Time, ids archive.I
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	ldb, err := loadLegacyDB(ctx, db, now, ids)
+	ldb, err := loadLegacyDB(ctx, db, now)
 	if err != nil {
 		return nil, fmt.Errorf("read legacy database %s: %w", path, err)
 	}
@@ -220,7 +220,7 @@ func detectVersion(s schema) (string, error) {
 	return "", errors.New("core_snapshot has neither added nor bookmarked_at: unknown ArchiveBox schema")
 }
 
-func loadLegacyDB(ctx context.Context, db *sql.DB, now time.Time, ids archive.IDSource) (*legacyDB, error) {
+func loadLegacyDB(ctx context.Context, db *sql.DB, now time.Time) (*legacyDB, error) {
 	s, err := readSchema(ctx, db)
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func loadLegacyDB(ctx context.Context, db *sql.DB, now time.Time, ids archive.ID
 		}
 	}
 	if s.has("core_archiveresult") {
-		if err := readResults(ctx, db, s, ldb, now, ids); err != nil {
+		if err := readResults(ctx, db, s, ldb, now); err != nil {
 			return nil, err
 		}
 	}
@@ -462,7 +462,7 @@ func tagKey(id string) string {
 // readResults reads core_archiveresult: 0.5-0.8 rows (extractor, output,
 // cmd, pwd, cmd_version inline) or 0.9 rows (plugin, output_str, cmd and
 // pwd on machine_process, the version on machine_binary).
-func readResults(ctx context.Context, db *sql.DB, s schema, ldb *legacyDB, now time.Time, ids archive.IDSource) error {
+func readResults(ctx context.Context, db *sql.DB, s schema, ldb *legacyDB, now time.Time) error {
 	t := "core_archiveresult"
 	col := func(c string) string { return s.text(t, c, "r") }
 	cmd, pwd, version, join := col("cmd"), col("pwd"), col("cmd_version"), ""
@@ -502,7 +502,7 @@ func readResults(ctx context.Context, db *sql.DB, s schema, ldb *legacyDB, now t
 		if row == nil {
 			continue // a result of a deleted snapshot
 		}
-		row.Results = append(row.Results, decodeDBResult(ldb.Version, sid, v, now, ids))
+		row.Results = append(row.Results, decodeDBResult(ldb.Version, sid, v, now))
 	}
 	return rows.Err()
 }
@@ -511,8 +511,8 @@ func readResults(ctx context.Context, db *sql.DB, s schema, ldb *legacyDB, now t
 // order) as ArchiveBox's 0.9 migration does: extractor->plugin,
 // output->output_str, status normalised, hook_name "", a missing start_ts is
 // now and a missing end_ts is start_ts (legacy rows), uuid/abid/uuid-PK as
-// the id, else a new one.
-func decodeDBResult(version, sid string, v []sql.NullString, now time.Time, ids archive.IDSource) archive.Result {
+// the id, else one derived from the row.
+func decodeDBResult(version, sid string, v []sql.NullString, now time.Time) archive.Result {
 	r := archive.Result{
 		SnapshotID:      sid,
 		Plugin:          firstNonEmpty(v[4].String, v[5].String),
@@ -534,7 +534,9 @@ func decodeDBResult(version, sid string, v []sql.NullString, now time.Time, ids 
 		}
 	}
 	if r.ID == "" {
-		r.ID = ids()
+		// 0.5 rows (integer id, no uuid yet): an id derived from the row,
+		// so every scan gives the result the same id.
+		r.ID = derivedID(sid, "core_archiveresult", v[0].String, r.Plugin, v[13].String)
 	}
 	if js := strings.TrimSpace(v[9].String); js != "" && js != "null" && json.Valid([]byte(js)) {
 		r.OutputJSON = json.RawMessage(js)

@@ -53,7 +53,7 @@ func FuzzLegacyRow(f *testing.F) {
 			for i, s := range []string{id, crawl, "", id, plugin, plugin, "", "", "out", files, files, "12", "", added, added, rstatus, crawl, cmd, "/pwd", "1.0"} {
 				res[i] = sql.NullString{String: s, Valid: true}
 			}
-			rr := decodeDBResult(v, "0123456789abcdef0123456789abcdef", res, time.Unix(0, 0), fuzzIDs())
+			rr := decodeDBResult(v, "0123456789abcdef0123456789abcdef", res, time.Unix(0, 0))
 			if !validStatus[rr.Status] || !layout.IsCompactID(rr.ID) || utf8.RuneCountInString(rr.Plugin) > 32 ||
 				(utf8.ValidString(plugin) && !utf8.ValidString(rr.Plugin)) {
 				t.Fatalf("result %+v", rr)

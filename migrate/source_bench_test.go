@@ -100,3 +100,23 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// BenchmarkParseLegacyIndex is the cost of one generated 0.7 index.json,
+// the bulk of a scan's CPU time.
+func BenchmarkParseLegacyIndex(b *testing.B) {
+	dir := b.TempDir()
+	m, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 1, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(m.Snapshots[0].Source), "index.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := archive.ParseLegacyIndex(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

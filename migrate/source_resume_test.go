@@ -103,3 +103,29 @@ func TestScanInterruptedKeepsAutoCrawl(t *testing.T) {
 		t.Errorf("current %d items %d invalid %d", final.Current, len(final.Items), len(final.Invalid))
 	}
 }
+
+// Results that carry no id of their own (0.4 index.json entries, 0.5 rows
+// without uuid) get the same id on every scan, whatever the id source.
+func TestScanResultIDsStable(t *testing.T) {
+	for _, v := range []string{gen.Legacy04, gen.Legacy07} {
+		dir := t.TempDir()
+		if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: v, N: 4, Seed: 4}); err != nil {
+			t.Fatal(err)
+		}
+		a := scan(t, dir, migrate.ScanOptions{})
+		b := scan(t, dir, migrate.ScanOptions{IDs: otherIDs()})
+		for i := range a.Items {
+			ra, rb := a.Items[i].Results, b.Items[i].Results
+			if len(ra) == 0 || len(ra) != len(rb) {
+				t.Fatalf("%s: %d and %d results", v, len(ra), len(rb))
+			}
+			seen := map[string]bool{}
+			for k := range ra {
+				if ra[k].ID != rb[k].ID || seen[ra[k].ID] {
+					t.Errorf("%s: result %d ids %s / %s", v, k, ra[k].ID, rb[k].ID)
+				}
+				seen[ra[k].ID] = true
+			}
+		}
+	}
+}

@@ -46,7 +46,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	dbDone := make(chan struct{})
 	go func() {
 		defer close(dbDone)
-		ldb, dbErr = readLegacyDB(ctx, c.Path(archive.LegacyDB), s.now, opts.IDs)
+		ldb, dbErr = readLegacyDB(ctx, c.Path(archive.LegacyDB), s.now)
 	}()
 	defer func() { <-dbDone }()
 	legacy, err := s.listArchive()
@@ -353,7 +353,7 @@ func (s *scanner) rowItem(r *dbRow, f *folder, source string) Item {
 		}
 	}
 	snap.Tags = archive.NormalizeTags(tags)
-	results := mergeResults(r.ID, r.Results, idx, s.opts.IDs)
+	results := mergeResults(r.ID, r.Results, idx)
 	snap.Title = bestTitle(r.URL, r.Title, indexTitle)
 	if snap.Title == "" {
 		snap.Title = resultTitle(r.URL, results)
@@ -496,7 +496,7 @@ func (s *scanner) orphanItem(f *folder, url, from string) Item {
 	if from != "archive.org.txt" {
 		idx = f.results
 	}
-	results := mergeResults(snap.ID, nil, idx, s.opts.IDs)
+	results := mergeResults(snap.ID, nil, idx)
 	snap.Title = bestTitle(url, snap.Title)
 	if snap.Title == "" {
 		snap.Title = resultTitle(url, results)
@@ -604,7 +604,7 @@ func (s *scanner) dashedFolder(f *folder, d currentDir) {
 		snap.BookmarkedAt = snap.CreatedAt
 	}
 	snap.Title = bestTitle(snap.URL, snap.Title)
-	results := mergeResults(snap.ID, nil, f.results, s.opts.IDs)
+	results := mergeResults(snap.ID, nil, f.results)
 	if snap.Title == "" {
 		snap.Title = resultTitle(snap.URL, results)
 	}
