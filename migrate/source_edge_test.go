@@ -136,6 +136,11 @@ func TestEdgeCases(t *testing.T) {
 		if want := []string{"archive/1.5e9", "archive/1_508_259_732"}; !slices.Equal(got, want) {
 			t.Errorf("legacy dirs %q, want %q", got, want)
 		}
+		for _, it := range inv.Items {
+			if want := map[string]string{"1.5e9": "20170714", "1_508_259_732": "20171017"}[it.Snapshot.Timestamp]; bucket(it.Snapshot) != want {
+				t.Errorf("%s: bucket %s, want %s (Python float of the name)", it.Snapshot.Timestamp, bucket(it.Snapshot), want)
+			}
+		}
 	})
 	t.Run("7.6_folder_name_beats_index_float", func(t *testing.T) {
 		for _, noDB := range []bool{false, true} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -484,7 +485,7 @@ func (s *scanner) orphanItem(f *folder, url, from string) Item {
 		snap.BookmarkedAt = f.snap.BookmarkedAt
 	}
 	if snap.BookmarkedAt.IsZero() {
-		snap.BookmarkedAt, _ = archive.ParseTime(ts)
+		snap.BookmarkedAt = timestampTime(ts)
 	}
 	if snap.CreatedAt.IsZero() {
 		snap.CreatedAt = s.now
@@ -675,4 +676,16 @@ func pyTimestamp(t time.Time) string {
 		s += ".0"
 	}
 	return s
+}
+
+// timestampTime is parse_date of a legacy timestamp: Python's float() of
+// it (exponents, underscores and surrounding whitespace allowed) as unix
+// seconds with microseconds; zero when it is not a number.
+func timestampTime(ts string) time.Time {
+	f, ok := layout.PyFloat(ts)
+	if !ok || f <= 0 || f >= 1e11 {
+		return time.Time{}
+	}
+	sec := math.Floor(f)
+	return time.Unix(int64(sec), int64(math.Round((f-sec)*1e6))*1000).UTC()
 }
