@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"folio/gen"
+)
+
+func init() {
+	suites = append(suites, Suite{
+		Name: "export",
+		Doc:  "full export and re-export after one change, beside hugo building a site of as many pages",
+		Run:  runExport,
+	})
+}
+
+// runExport measures the export goals of PRODUCT.md: a full in-place
+// export (time and peak RSS) and a re-export after one snapshot changed.
+// The baseline is Debian's hugo building a site with one page per
+// snapshot, in the same run; pages per second of both are logged and
+// named in the rows.
+func runExport(b *B) error {
+	// The export writes pages into the tree, so it gets a collection of
+	// its own rather than the one other suites share.
+	c, err := b.Current("export", gen.Options{N: b.N, Seed: b.Seed, Minimal: !b.Files})
+	if err != nil {
+		return err
+	}
+	n := count(b.N)
+	pages := float64(b.N)
+	if _, err := b.Run(b.FolioCmd(c.Dir, "reindex")); err != nil { // the catalog is not what is measured
+		return err
+	}
+
+	hugoRow := Row{Work: "baseline: hugo, " + n + " pages"}
+	var hugo Measure
+	hugoBin, err := exec.LookPath("hugo")
+	if err == nil {
+		site := filepath.Join(b.Work, "hugo-site")
+		if err = writeHugoSite(site, b.N); err == nil {
+			hugo, err = b.Repeat(func() error { return os.RemoveAll(filepath.Join(site, "public")) }, func() *exec.Cmd {
+				return exec.CommandContext(b.Ctx, hugoBin, "--quiet", "--source", site, "--destination", "public")
+			})
+		}
+	} else {
+		err = fmt.Errorf("hugo not found (apt-get install hugo): %w", err)
+	}
+	hugoRow.Err = err
+	if err == nil {
+		hugoRow.Value = hugo.Wall.Seconds()
+		hugoRow.Work += fmt.Sprintf(" (%.0f pages/s)", pages/hugo.Wall.Seconds())
+	}
+	b.Add(hugoRow)
+
+	m, err := b.Repeat(nil, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export", "--full") })
+	full := Row{Work: "export " + n + ", full", Goal: Goal{Max: 30}, Err: err}
+	if err == nil {
+		full.Value = m.Wall.Seconds()
+		full.Work += fmt.Sprintf(" (%.0f pages/s)", pages/m.Wall.Seconds())
+		if hugoRow.Err == nil {
+			full.Baseline, full.BaselineName = hugo.Wall.Seconds(), "hugo"
+		}
+	}
+	b.Add(full)
+	b.Add(Row{Work: "export " + n + ", full: peak RSS", Unit: Bytes, Goal: Goal{Max: 300e6}, Value: float64(m.MaxRSS), Err: err})
+
+	// One snapshot changes between repetitions: its title is edited by
+	// hand, as a user would.
+	edit := 0
+	target := filepath.Dir(c.Manifest.IndexPath(len(c.Manifest.Snapshots) / 2))
+	setup := func() error {
+		edit++
+		return gen.RetitleIndex(target, "Edited by folio-bench "+strconv.Itoa(edit))
+	}
+	m, err = b.Repeat(setup, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export") })
+	one := Row{Work: "export " + n + ", after one change", Goal: Goal{Max: 1}, Err: err}
+	if err == nil {
+		one.Value = m.Wall.Seconds()
+		if hugoRow.Err == nil {
+			one.Baseline, one.BaselineName = hugo.Wall.Seconds(), "hugo full build"
+		}
+	}
+	b.Add(one)
+	return nil
+}
+
+// writeHugoSite writes a minimal Hugo site with n content pages of about
+// the size of a snapshot's record, and layouts that render each one as a
+// page and the home page as a list.
+func writeHugoSite(dir string, n int) error {
+	if _, err := os.Stat(filepath.Join(dir, "content", "p", strconv.Itoa(n-1)+".md")); err == nil {
+		return nil // written by an earlier run with -work
+	}
+	files := map[string]string{
+		"hugo.toml": "baseURL = 'http://localhost/'\ntitle = 'bench'\ndisableKinds = ['taxonomy', 'term', 'RSS', 'sitemap', 'robotsTXT', '404']\n" +
+			"[pagination]\npagerSize = 250\n",
+		"layouts/_default/single.html": "<!DOCTYPE html><html><head><title>{{ .Title }}</title></head><body><h1>{{ .Title }}</h1>" +
+			"<p><a href=\"{{ .Params.url }}\">{{ .Params.url }}</a></p>{{ range .Params.tags }}<span>{{ . }}</span>{{ end }}{{ .Content }}</body></html>\n",
+		"layouts/_default/list.html": "<!DOCTYPE html><html><body><ul>{{ range .Paginator.Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul></body></html>\n",
+		"layouts/index.html": "<!DOCTYPE html><html><body><ul>{{ range (.Paginate .Site.RegularPages).Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul></body></html>\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	content := filepath.Join(dir, "content", "p")
+	if err := os.MkdirAll(content, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		f, err := os.Create(filepath.Join(content, strconv.Itoa(i)+".md"))
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintf(w, "---\ntitle: \"Snapshot %d\"\nurl_: x\nparams:\n  url: \"https://example.com/page/%d\"\ntags: [\"news\", \"t%d\"]\ndate: 2024-01-01T00:00:00Z\n---\n\nArchived page %d with a few words of text.\n", i, i, i%50, i)
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
