@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -413,4 +414,82 @@ func TestScanUnreadableFolder(t *testing.T) {
 	if len(inv.Items) != 1 || len(inv.Invalid) != 0 || len(inv.Skipped) != 2 {
 		t.Errorf("items %d invalid %v skipped %v", len(inv.Items), inv.Invalid, inv.Skipped)
 	}
+}
+
+func TestEdgeCasesMore(t *testing.T) {
+	t.Run("7.10b_same_url_in_two_crawls_stays_two_snapshots", func(t *testing.T) {
+		dir := t.TempDir()
+		m, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy09Dash, N: 2, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := m.Snapshots[0] // row 0: a legacy folder in bob's crawl
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "index.sqlite3"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.Exec(`INSERT INTO core_snapshot (id, created_at, modified_at, url, timestamp, bookmarked_at, crawl_id, title, depth, fs_version, status)
+			SELECT 'abcdefabcdefabcdefabcdefabcdefab', created_at, modified_at, url, '1234567890', '2009-02-13 23:31:30', (SELECT id FROM crawls_crawl WHERE created_by_id = 1), 'Second capture', 0, '0.9.0', 'queued'
+			FROM core_snapshot WHERE timestamp = ?`, first.Timestamp)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := scan(t, dir, migrate.ScanOptions{})
+		a := findItem(t, inv, first.URL, first.Timestamp)
+		b := findItem(t, inv, first.URL, "1234567890")
+		if a.Snapshot.ID != first.ID || a.Source != first.Source || b.Snapshot.ID != "abcdefabcdefabcdefabcdefabcdefab" || b.Source != "" {
+			t.Errorf("first %s from %q, second %s from %q", a.Snapshot.ID, a.Source, b.Snapshot.ID, b.Source)
+		}
+		if a.User != "bob" || b.User != "admin" || a.Snapshot.CrawlID == b.Snapshot.CrawlID || b.Snapshot.Status != "queued" {
+			t.Errorf("users %s/%s crawls %s/%s status %s", a.User, b.User, a.Snapshot.CrawlID, b.Snapshot.CrawlID, b.Snapshot.Status)
+		}
+	})
+	t.Run("7.19_unknown_index_keys_stay_in_the_untouched_index_json", func(t *testing.T) {
+		dir := t.TempDir()
+		m, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 1, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(m.Snapshots[0].Source), "index.json")
+		before, _ := os.ReadFile(p)
+		if !strings.Contains(string(before), `"custom_legacy_metadata"`) {
+			t.Fatal("fixture lacks custom_legacy_metadata")
+		}
+		scan(t, dir, migrate.ScanOptions{})
+		if after, _ := os.ReadFile(p); string(after) != string(before) {
+			t.Error("index.json changed")
+		}
+	})
+	t.Run("7.20_bare_url_and_id_lines_in_index_jsonl", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFolder(t, dir, "1500000000", map[string]string{"index.jsonl": "# a comment\nnot json {\nhttps://bare.example.com/page\n"})
+		writeFolder(t, dir, "1500000001", map[string]string{"index.jsonl": "0190f3c1-0000-7000-8000-0000000000aa\n",
+			"index.json": `{"url": "https://from-json.example.com/"}`})
+		inv := scan(t, dir, migrate.ScanOptions{})
+		bare := findItem(t, inv, "https://bare.example.com/page", "1500000000")
+		if bare.From != "index.jsonl" || len(bare.Foreign) != 2 {
+			t.Errorf("from %s foreign %q", bare.From, bare.Foreign)
+		}
+		byID := findItem(t, inv, "https://from-json.example.com/", "1500000001")
+		if byID.From != "index.json" {
+			t.Errorf("id-only jsonl: from %s", byID.From)
+		}
+	})
+	t.Run("7.29_lifecycle_status_kept", func(t *testing.T) {
+		m, inv := generate(t, gen.LegacyOptions{Version: gen.Legacy08, N: 10, Edges: []gen.Edge{gen.EdgeOrphan}})
+		checkInventory(t, m, inv)
+		queued := 0
+		for _, it := range inv.Items {
+			if it.Snapshot.Status == "queued" {
+				queued++
+			}
+		}
+		if queued != 2 {
+			t.Errorf("%d queued snapshots, want the 2 queued rows", queued)
+		}
+		if it := findItem(t, inv, "https://orphan.example.com/", "1710000000"); it.Snapshot.Status != "sealed" {
+			t.Errorf("orphan status %s, want sealed", it.Snapshot.Status)
+		}
+	})
 }
