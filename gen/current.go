@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -31,7 +32,7 @@ import (
 // Options says what Current writes.
 type Options struct {
 	N    int    // number of snapshots
-	Seed uint64 // everything written is a function of Seed and the snapshot's position
+	Seed uint64 // what is written depends on the Options (Workers aside) and nothing else
 
 	// Users owns the snapshots; the first one gets about half of them, the
 	// rest share the other half. Default DefaultUsers.
@@ -122,12 +123,12 @@ func Current(dir string, o Options) (*Manifest, error) {
 		files, bytes atomic.Int64
 		progress     sync.Mutex
 	)
-	var g errgroup.Group
+	g, ctx := errgroup.WithContext(context.Background())
 	for range min(o.Workers, max(o.N, 1)) {
 		g.Go(func() error {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= o.N {
+				if i >= o.N || ctx.Err() != nil { // done, or another worker failed
 					return nil
 				}
 				s, err := plan(&o, mach, i)
@@ -270,7 +271,7 @@ func writeFile(p string, data []byte, noSync bool) error {
 	return nil
 }
 
-// plan derives snapshot i from the seed alone.
+// plan derives snapshot i from the Options and i alone.
 func plan(o *Options, mach *machine, i int) (*snapshot, error) {
 	r := rand.New(rand.NewPCG(o.Seed, uint64(i)))
 	ids := rngReader{r}

@@ -7,7 +7,7 @@
 // files, and returns a Manifest of what it wrote so a test can compare a
 // catalog built from the tree against it.
 //
-// Everything is derived from Options.Seed and the snapshot's position: the
+// Each snapshot is derived from the Options and its position alone: the
 // same Options give the same bytes, whatever the number of workers. The
 // data is deliberately awkward — IPv6 and IDN hosts, ports, query strings,
 // fragments, percent escapes, file:// and ftp:// URLs; titles with unicode,
