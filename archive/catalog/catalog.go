@@ -25,7 +25,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the
 // schema or the meaning of a column changes: every older catalog is then
 // rebuilt from the tree.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Layouts of snapshot folders.
 const (
@@ -67,21 +67,15 @@ var schema = []string{
 		archive_size   INTEGER NOT NULL,
 		notes          TEXT NOT NULL,
 		schema_version TEXT NOT NULL,
+		-- ArchiveResult records are counted here and read from the
+		-- index file when asked for (Query.WithResults): storing them
+		-- would make the catalog as large as all index files together.
 		num_results    INTEGER NOT NULL,
 		num_outputs    INTEGER NOT NULL,
 		num_failures   INTEGER NOT NULL,
 		record         TEXT NOT NULL
 	)`,
 	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
-	// One row per snapshot: its ArchiveResult records as they are in
-	// index.jsonl, one per line, S2-compressed. A row per result would
-	// cost a b-tree insert per result, which dominates a reindex of a
-	// large tree, and the records are most of the bytes of a catalog.
-	`CREATE TABLE results (
-		snap    INTEGER PRIMARY KEY,
-		count   INTEGER NOT NULL,
-		records BLOB NOT NULL
-	)`,
 	`CREATE TABLE tags (
 		name TEXT NOT NULL,
 		snap INTEGER NOT NULL,

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/s2"
+	"golang.org/x/sync/errgroup"
 
 	"folio/archive"
 )
@@ -20,7 +21,9 @@ type Entry struct {
 	Layout   string           // LayoutCurrent or LayoutLegacy
 	User     string           // owner for the current layout, "" for legacy folders
 	Snapshot archive.Snapshot // the first Snapshot record (or index.json for legacy folders)
-	Results  []archive.Result // filled only when Query.WithResults
+	Results  []archive.Result // filled only when Query.WithResults, read from the index file
+	// ResultsErr says why Results could not be read (with WithResults).
+	ResultsErr error
 
 	IndexFile  string // "index.jsonl", "index.json", or "" for a legacy folder without index
 	IndexSize  int64  // of the index file the entry was read from
@@ -55,7 +58,11 @@ type Query struct {
 	After       time.Time // compared with bookmarked_at (else the timestamp), exclusive
 	Sort        string    // a SortFields name, "-" prefix for descending; default newest first
 	Limit       int       // 0 means all
-	WithResults bool
+	WithResults bool      // fill Entry.Results
+	// RecordOnly fills only Dir, Layout, User, IndexFile, Record,
+	// NumOutputs, NumFailures and Snapshot.URL: the fast path for
+	// streaming records.
+	RecordOnly bool
 }
 
 // ErrQuery is wrapped by errors about a Query that cannot run: an unknown
@@ -215,17 +222,101 @@ const entryColumns = `s.dir, s.layout, s.user, s.index_file, s.index_size, s.ind
 	s.status, s.fs_version, s.archive_size, s.notes, s.schema_version, s.num_outputs,
 	s.num_failures, s.record`
 
+const recordColumns = `s.dir, s.layout, s.user, s.index_file, s.url, s.num_outputs, s.num_failures, s.record`
+
 // Each calls fn for every snapshot q selects, in q's order, streaming rows
 // from the catalog: memory does not grow with the collection. An error
 // from fn stops the iteration and is returned.
+//
+// With q.WithResults, each entry's results are read from its index file
+// (the catalog counts results but does not store them), several files at
+// a time, and entries are still delivered in order.
 func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error {
 	cq, err := q.compile()
 	if err != nil {
 		return err
 	}
+	if !q.WithResults {
+		return c.scan(ctx, q, cq, fn)
+	}
+	return c.eachWithResults(ctx, q, cq, fn)
+}
+
+// eachWithResults runs scan in one goroutine, reads the results of the
+// entries in a pool of workers, and calls fn in scan order.
+func (c *Catalog) eachWithResults(ctx context.Context, q Query, cq *compiled, fn func(Entry) error) error {
+	type pending struct {
+		e    Entry
+		done chan struct{}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	window := 8 * workers
+	order := make(chan *pending, window)
+	work := make(chan *pending, window)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(order)
+		defer close(work)
+		return c.scan(gctx, q, cq, func(e Entry) error {
+			p := &pending{e: e, done: make(chan struct{})}
+			for _, ch := range []chan *pending{order, work} {
+				select {
+				case ch <- p:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	})
+	for range workers {
+		g.Go(func() error {
+			for p := range work {
+				p.e.Results, p.e.ResultsErr = c.readResults(p.e)
+				close(p.done)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		for p := range order {
+			select {
+			case <-p.done:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if err := fn(p.e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// readResults reads an entry's ArchiveResult records from its folder, as
+// Reindex does.
+func (c *Catalog) readResults(e Entry) ([]archive.Result, error) {
+	name := e.Dir[strings.LastIndexByte(e.Dir, '/')+1:]
+	r := readFolder(c.coll.Dir, folder{dir: e.Dir, layout: e.Layout, user: e.User, name: name}, true)
+	if !r.ok {
+		if len(r.problems) > 0 {
+			return nil, r.problems[0]
+		}
+		return nil, fmt.Errorf("%s: %w", e.Dir, ErrNoIndex)
+	}
+	var out []archive.Result
+	if len(r.results) > 0 {
+		ix, _ := archive.ParseIndex(r.results)
+		out = ix.Results()
+	}
+	return append(out, r.legacyResults...), nil
+}
+
+func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry) error) error {
 	cols := entryColumns
-	if q.WithResults {
-		cols += `, (SELECT r.records FROM results r WHERE r.snap = s.rowid)`
+	if q.RecordOnly {
+		cols = recordColumns
 	}
 	query := `SELECT ` + cols + ` FROM snapshots s` + cq.whereSQL() + ` ORDER BY ` + cq.order
 	if q.Limit > 0 && len(cq.regex) == 0 {
@@ -244,14 +335,13 @@ func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error
 			mtime               int64
 			tags                string
 			bookmarked, created sql.NullInt64
-			results             []byte
 		)
 		dest := []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &e.IndexSize, &mtime, &s.ID,
 			&s.CrawlID, &s.URL, &s.Title, &tags, &s.Timestamp, &bookmarked, &created, &s.Depth,
 			&s.Status, &s.FSVersion, &s.ArchiveSize, &s.Notes, &s.SchemaVersion, &e.NumOutputs,
 			&e.NumFailures, &e.Record}
-		if q.WithResults {
-			dest = append(dest, &results)
+		if q.RecordOnly {
+			dest = []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &s.URL, &e.NumOutputs, &e.NumFailures, &e.Record}
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("query catalog %s: %w", c.path, err)
@@ -259,23 +349,12 @@ func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error
 		if !cq.match(s.URL) {
 			continue
 		}
-		s.Tags = archive.SplitTags(tags)
-		s.BookmarkedAt, s.CreatedAt = fromMicros(bookmarked), fromMicros(created)
+		if !q.RecordOnly {
+			s.Tags = archive.SplitTags(tags)
+			s.BookmarkedAt, s.CreatedAt = fromMicros(bookmarked), fromMicros(created)
+		}
 		if mtime != 0 {
 			e.IndexMTime = time.Unix(0, mtime)
-		}
-		if len(results) > 0 {
-			data, err := s2.Decode(nil, results)
-			if err != nil {
-				return fmt.Errorf("query catalog %s: results of %s: %w", c.path, e.Dir, err)
-			}
-			ix, _ := archive.ParseIndex(data)
-			e.Results = ix.Results()
-		} else if q.WithResults && e.IndexFile == archive.LegacyIndexFile {
-			// Results from index.json are not stored; the file is the truth.
-			if li, err := archive.ReadLegacyIndex(c.coll.Path(e.Dir)); err == nil {
-				e.Results = li.Results
-			}
 		}
 		if err := fn(e); err != nil {
 			return err

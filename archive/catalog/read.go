@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/klauspost/compress/s2"
-
 	"folio/archive"
 	"folio/layout"
 )
@@ -41,13 +39,15 @@ type entryRow struct {
 	mtime     int64 // ns
 	stamp     string
 	record    string
-	results   []byte // the ArchiveResult records, one per line
-	packed    []byte // results compressed for the catalog
+	keep      bool   // collect the ArchiveResult lines into results
+	results   []byte // the ArchiveResult records, one per line, when keep
 	nresults  int
-	outputs   int
-	failures  int
-	sortTime  int64
-	problems  []Problem
+	// legacyResults are the results read from index.json.
+	legacyResults []archive.Result
+	outputs       int
+	failures      int
+	sortTime      int64
+	problems      []Problem
 }
 
 // maxLineErrors is how many bad lines of one file are named in its
@@ -56,8 +56,8 @@ const maxLineErrors = 3
 
 // readFolder reads one snapshot folder: the first Snapshot record of
 // index.jsonl, else index.json in any of its shapes.
-func readFolder(root string, f folder) entryRow {
-	r := entryRow{folder: f}
+func readFolder(root string, f folder, keepResults bool) entryRow {
+	r := entryRow{folder: f, keep: keepResults}
 	abs := filepath.Join(root, filepath.FromSlash(f.dir))
 	jsonlRel := relJoin(f.dir, archive.IndexFile)
 	jsonRel := relJoin(f.dir, archive.LegacyIndexFile)
@@ -82,7 +82,9 @@ func readFolder(root string, f folder) entryRow {
 		r.problems = append(r.problems, Problem{jsonlRel, err})
 	default:
 		var lineErrs []archive.LineError
-		r.results = make([]byte, 0, len(data))
+		if r.keep {
+			r.results = make([]byte, 0, len(data))
+		}
 		snap, have, lineErrs = r.parseIndex(data)
 		lineIssue = lineProblem(lineErrs)
 		if have {
@@ -159,26 +161,24 @@ func readFolder(root string, f folder) entryRow {
 	}
 	r.record = encodeSnapshot(snap)
 	r.sortTime = sortTime(snap)
-	// Results read from index.json are counted, not stored: Each reads
-	// them from the file, as no one-line encoding of them is exact.
+	r.legacyResults = results
 	for _, res := range results {
-		r.addResult(nil, res.Status)
-	}
-	if len(results) > 0 {
-		r.results = nil
-	}
-	if len(r.results) > 0 {
-		r.packed = s2.Encode(nil, r.results)
-		r.results = nil
+		r.count(res.Status)
 	}
 	return r
 }
 
 func (r *entryRow) addResult(line []byte, status string) {
-	if r.nresults > 0 {
-		r.results = append(r.results, '\n')
+	if r.keep {
+		if len(r.results) > 0 {
+			r.results = append(r.results, '\n')
+		}
+		r.results = append(r.results, line...)
 	}
-	r.results = append(r.results, line...)
+	r.count(status)
+}
+
+func (r *entryRow) count(status string) {
 	r.nresults++
 	switch archive.NormalizeStatus(status) {
 	case archive.StatusSucceeded:
@@ -190,7 +190,8 @@ func (r *entryRow) addResult(line []byte, status string) {
 
 // parseIndex reads index.jsonl content line by line with ArchiveBox's
 // rules (those of archive.ParseIndex): it returns the first Snapshot
-// record, collects the ArchiveResult lines verbatim into r.results, and
+// record, collects the ArchiveResult lines verbatim into r.results (when
+// r.keep), and
 // reports the lines that are not records. Well-formed JSON object lines
 // are classified by scanObject without being decoded; every other line is
 // given to archive.ParseIndex on its own.

@@ -96,7 +96,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 				break
 			}
 			readers.Go(func() error {
-				r := readFolder(c.coll.Dir, f)
+				r := readFolder(c.coll.Dir, f, false)
 				select {
 				case rows <- r:
 					return nil
@@ -233,10 +233,10 @@ const insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_f
 
 // writer holds the prepared statements of one transaction.
 type writer struct {
-	tx                      *sql.Tx
-	insSnap, insRes, insTag *sql.Stmt
-	delSnap, delRes, delTag *sql.Stmt
-	insProblem, delProblem  *sql.Stmt
+	tx                     *sql.Tx
+	insSnap, insTag        *sql.Stmt
+	delSnap, delTag        *sql.Stmt
+	insProblem, delProblem *sql.Stmt
 }
 
 func (c *Catalog) begin(ctx context.Context) (*writer, error) {
@@ -250,10 +250,8 @@ func (c *Catalog) begin(ctx context.Context) (*writer, error) {
 		sql  string
 	}{
 		{&w.insSnap, insertSnapshot},
-		{&w.insRes, `INSERT INTO results (snap, count, records) VALUES (?,?,?)`},
 		{&w.insTag, `INSERT OR IGNORE INTO tags (name, snap) VALUES (?,?)`},
 		{&w.delSnap, `DELETE FROM snapshots WHERE rowid = ?`},
-		{&w.delRes, `DELETE FROM results WHERE snap = ?`},
 		{&w.delTag, `DELETE FROM tags WHERE snap = ?`},
 		{&w.insProblem, `INSERT OR REPLACE INTO problems (dir, stamp, problems) VALUES (?,?,?)`},
 		{&w.delProblem, `DELETE FROM problems WHERE dir = ?`},
@@ -267,7 +265,7 @@ func (c *Catalog) begin(ctx context.Context) (*writer, error) {
 }
 
 func (w *writer) delete(ctx context.Context, rowid int64) error {
-	for _, s := range []*sql.Stmt{w.delSnap, w.delRes, w.delTag} {
+	for _, s := range []*sql.Stmt{w.delSnap, w.delTag} {
 		if _, err := s.ExecContext(ctx, rowid); err != nil {
 			return err
 		}
@@ -291,11 +289,6 @@ func (w *writer) insert(ctx context.Context, r *entryRow) error {
 	id, err := res.LastInsertId()
 	if err != nil {
 		return err
-	}
-	if len(r.packed) > 0 {
-		if _, err := w.insRes.ExecContext(ctx, id, r.nresults, r.packed); err != nil {
-			return err
-		}
 	}
 	for _, t := range s.Tags {
 		if _, err := w.insTag.ExecContext(ctx, t, id); err != nil {

@@ -80,6 +80,7 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 				return err
 			}
 			defer cat.Close()
+			q.RecordOnly = true
 			err = cat.Each(cmd.Context(), q, out.Write)
 			if cerr := out.Close(); err == nil {
 				err = cerr
