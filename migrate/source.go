@@ -15,7 +15,10 @@ import (
 )
 
 // Item is one snapshot that needs work: a legacy folder to move, a dashed
-// 0.9 folder to rename, or a database row that has no folder yet.
+// 0.9 folder to rename, or a database row that has no folder yet. Two items
+// share a Snapshot.ID only when one snapshot has two source folders (its
+// archive/<timestamp> folder and a dashed 0.9 folder); both merge into the
+// same target.
 type Item struct {
 	// Snapshot is the complete target metadata: compact id, crawl id, url,
 	// timestamp (verbatim), title, tags, bookmarked_at, created_at, depth,

@@ -651,9 +651,13 @@ func (s *scanner) finishCrawls(dirs []crawlDir) {
 			}
 			return rows[i].Timestamp < rows[j].Timestamp
 		})
-		urls := make([]string, len(rows))
-		for i, r := range rows {
-			urls[i] = r.URL
+		urls := make([]string, 0, len(rows))
+		seen := map[string]bool{}
+		for _, r := range rows {
+			if !seen[r.URL] {
+				seen[r.URL] = true
+				urls = append(urls, r.URL)
+			}
 		}
 		s.auto.URLs = strings.Join(urls, "\n")
 	}
