@@ -142,6 +142,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprintln(stdout, header)
 		printTable(stdout, b.rows)
+		if l := loadAvg(); l != "" {
+			fmt.Fprintf(stdout, "load at the end: %s\n", l)
+		}
 	}
 	for _, r := range b.rows {
 		if r.Err != nil {
@@ -204,10 +207,8 @@ func describe(b *B) string {
 		rev += ", " + info.GoVersion
 	}
 	load := ""
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(data)); len(f) > 0 {
-			load = ", load " + f[0]
-		}
+	if l := loadAvg(); l != "" {
+		load = ", load " + l
 	}
 	payload := "index.jsonl only"
 	if b.Files {
@@ -215,6 +216,19 @@ func describe(b *B) string {
 	}
 	return fmt.Sprintf("folio %s; n=%d (%s), seed %d, median of %d, %d CPUs%s, %s",
 		rev, b.N, payload, b.Seed, max(b.Runs, 1), runtime.NumCPU(), load, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// loadAvg is the one-minute load average, "" where unknown. Other work on
+// the machine skews every figure, so the report shows it.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // Unit is what a row's value measures.
