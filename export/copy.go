@@ -17,8 +17,8 @@ import (
 // hard-linked where the file system allows, copied otherwise. The folder's
 // own index.html is skipped (the export writes a fresh one), temp files of
 // unfinished writes are skipped, and a symlink is followed only when it
-// stays inside the collection (its target is copied as a plain file or
-// folder). Files the copy holds from an earlier export that the folder no
+// stays inside the snapshot folder, as for links (its target is copied as a
+// plain file or folder). Files the copy holds from an earlier export that the folder no
 // longer has are removed. It returns the files and bytes of the copy.
 func (s *site) copySnapshot(dir string) (files, bytes int64, err error) {
 	src, err := layout.JoinNoSymlinks(s.src, dir)
@@ -61,9 +61,9 @@ func (s *site) copySnapshot(dir string) (files, bytes int64, err error) {
 				return fmt.Errorf("export %s: %w", sp, err)
 			}
 			if fi.Mode()&fs.ModeSymlink != 0 {
-				target, err := layout.JoinNoSymlinks(s.src, dir+"/"+r)
+				target, err := layout.JoinNoSymlinks(src, r)
 				if err != nil {
-					continue // leaves the collection: never followed
+					continue // leaves the snapshot folder: never followed
 				}
 				if fi, err = os.Stat(target); err != nil {
 					continue

@@ -9,6 +9,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -165,6 +167,13 @@ type group struct {
 	sig uint64
 }
 
+// capture is one snapshot of a URL captured more than once, for the
+// "other captures" list of the others' pages.
+type capture struct {
+	dir, url, title string
+	saved           time.Time
+}
+
 // site is one export run.
 type site struct {
 	opts     Options
@@ -181,7 +190,7 @@ type site struct {
 	statePth string
 
 	groups   map[uint64]group
-	selected map[uint64]bool // dirs in the selection; nil when everything is
+	captures map[uint64][]capture // captures of URLs captured more than once
 	total    int
 	pages    int
 
@@ -271,11 +280,6 @@ func (s *site) query() catalog.Query {
 	return q
 }
 
-func (s *site) filtered() bool {
-	q := s.opts.Query
-	return len(q.Patterns) > 0 || len(q.Tags) > 0 || q.Status != "" || !q.Before.IsZero() || !q.After.IsZero()
-}
-
 // item is one snapshot of the selection as the catalog lists it.
 type item struct {
 	Dir         string
@@ -302,19 +306,29 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	q := s.query()
 	// Pass 1: count the selection and the captures of each URL, so pages
 	// know their number and detail pages their related captures.
-	if s.filtered() {
-		s.selected = map[uint64]bool{}
-	}
 	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
 		h := hashString(e.Snapshot.URL)
 		g := s.groups[h]
 		g.n++
 		g.sig += memberSig(&e)
 		s.groups[h] = g
-		if s.selected != nil {
-			s.selected[hashString(e.Dir)] = true
-		}
 		s.total++
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	// Pass 1b: the captures of URLs captured more than once (only those
+	// are held in memory), newest first as the catalog lists them.
+	s.captures = map[uint64][]capture{}
+	err = s.cat.Each(ctx, q, func(e catalog.Entry) error {
+		h := hashString(e.Snapshot.URL)
+		if s.groups[h].n < 2 {
+			return nil
+		}
+		if list := s.captures[h]; len(list) <= maxRelated {
+			s.captures[h] = append(list, capture{dir: e.Dir, url: e.Snapshot.URL, title: e.Snapshot.Title, saved: savedTime(&e.Snapshot)})
+		}
 		return nil
 	})
 	if err != nil {
@@ -503,11 +517,7 @@ func (s *site) snapshot(ctx context.Context, it *item, dirty bool, from string, 
 			}
 			ss.Files, ss.Bytes = n, b
 		}
-		related, err := s.related(ctx, it)
-		if err != nil {
-			return ss, err
-		}
-		if err := s.writeDetail(it, &snap, results, f, outs, related); err != nil {
+		if err := s.writeDetail(it, &snap, results, f, outs, s.related(it)); err != nil {
 			return ss, err
 		}
 		s.written.Add(1)
@@ -520,18 +530,16 @@ func (s *site) snapshot(ctx context.Context, it *item, dirty bool, from string, 
 	return ss, nil
 }
 
-// records reads the snapshot's Snapshot record and results from its
-// folder; the tree is the truth, the catalog only lists it. A folder whose
-// index cannot be read is shown with what the catalog knows.
+// records returns the snapshot's record (from the catalog, which the
+// export brought up to date with the tree) and its results, read from the
+// folder itself: the tree is the truth, and a catalog row does not carry
+// every field of output_files.
 func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		if ix, _, err := archive.ReadIndex(dir); err == nil {
-			if snap, ok := ix.Snapshot(); ok {
-				return mergeSnapshot(snap, it.Snapshot), ix.Results()
-			}
-			return it.Snapshot, ix.Results()
+		if data, err := os.ReadFile(filepath.Join(dir, archive.IndexFile)); err == nil {
+			return it.Snapshot, parseResults(data)
 		}
 	case archive.LegacyIndexFile:
 		if li, err := archive.ReadLegacyIndex(dir); err == nil {
@@ -541,22 +549,95 @@ func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 	return it.Snapshot, nil
 }
 
-// mergeSnapshot fills fields the folder's record lacks from the catalog's
-// (which may have them from an index.json).
-func mergeSnapshot(disk, cat archive.Snapshot) archive.Snapshot {
-	if disk.URL == "" {
-		disk.URL = cat.URL
+// resultLine is the part of an ArchiveResult record the pages use.
+type resultLine struct {
+	Type        string          `json:"type"`
+	Plugin      string          `json:"plugin"`
+	Extractor   string          `json:"extractor"`
+	Status      string          `json:"status"`
+	OutputStr   json.RawMessage `json:"output_str"`
+	Output      json.RawMessage `json:"output"`
+	OutputFiles json.RawMessage `json:"output_files"`
+}
+
+var resultMarker = []byte(`"ArchiveResult"`)
+
+// parseResults decodes the ArchiveResult records of an index.jsonl. It
+// reads only the lines that can be results, and only their display
+// fields, which makes it much cheaper than a full archive.ParseIndex of
+// files that also carry Process and Binary records.
+func parseResults(data []byte) []archive.Result {
+	var out []archive.Result
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if !bytes.Contains(line, resultMarker) {
+			continue
+		}
+		var rl resultLine
+		if json.Unmarshal(line, &rl) != nil || rl.Type != archive.TypeArchiveResult {
+			continue
+		}
+		r := archive.Result{Plugin: rl.Plugin, Status: rl.Status, OutputStr: jsonString(rl.OutputStr)}
+		if r.Plugin == "" {
+			r.Plugin = rl.Extractor
+		}
+		if r.OutputStr == "" {
+			r.OutputStr = jsonString(rl.Output)
+		}
+		r.OutputFiles = outputFiles(rl.OutputFiles)
+		out = append(out, r)
 	}
-	if disk.ID == "" {
-		disk.ID = cat.ID
+	return out
+}
+
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
 	}
-	if disk.Timestamp == "" {
-		disk.Timestamp = cat.Timestamp
+	return ""
+}
+
+// outputFiles reads output_files in any shape ArchiveBox wrote: a map of
+// path to metadata, a list of paths, or a list of {path, size}.
+func outputFiles(raw json.RawMessage) []archive.OutputFile {
+	if len(raw) == 0 {
+		return nil
 	}
-	if disk.BookmarkedAt.IsZero() {
-		disk.BookmarkedAt = cat.BookmarkedAt
+	type meta struct {
+		Path string `json:"path"`
+		Size int64  `json:"size"`
 	}
-	return disk
+	var m map[string]meta
+	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil {
+		out := make([]archive.OutputFile, 0, len(m))
+		for p, md := range m {
+			out = append(out, archive.OutputFile{Path: p, Size: md.Size})
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
+		return out
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var out []archive.OutputFile
+	for _, e := range list {
+		var p string
+		var md meta
+		switch {
+		case json.Unmarshal(e, &p) == nil:
+			out = append(out, archive.OutputFile{Path: p})
+		case json.Unmarshal(e, &md) == nil && md.Path != "":
+			out = append(out, archive.OutputFile{Path: md.Path, Size: md.Size})
+		}
+	}
+	return out
 }
 
 type relatedItem struct {
@@ -569,38 +650,31 @@ type relatedYear struct {
 	Items []relatedItem
 }
 
-// related lists up to 25 other exported captures of the same URL, newest
-// first, grouped by year.
-func (s *site) related(ctx context.Context, it *item) ([]relatedYear, error) {
-	if s.groups[hashString(it.Snapshot.URL)].n < 2 {
-		return nil, nil
-	}
-	var items []relatedItem
-	q := catalog.Query{Patterns: []string{it.Snapshot.URL}, FilterType: catalog.FilterExact, Sort: "-bookmarked_at"}
-	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
-		if e.Dir == it.Dir || s.selected != nil && !s.selected[hashString(e.Dir)] || len(items) >= 25 {
-			return nil
-		}
-		t := savedTime(&e.Snapshot)
-		title := e.Snapshot.Title
-		if title == "" {
-			title = e.Snapshot.URL
-		}
-		items = append(items, relatedItem{Href: relHref(it.Dir, e.Dir+"/"+RootPage), Title: truncate(html.UnescapeString(title), 110),
-			Saved: t.Format("2006-01-02 15:04"), year: t.Year()})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+// maxRelated is how many other captures a page lists.
+const maxRelated = 25
+
+// related lists up to maxRelated other exported captures of the same URL,
+// newest first, grouped by year.
+func (s *site) related(it *item) []relatedYear {
 	var out []relatedYear
-	for _, r := range items {
+	n := 0
+	for _, c := range s.captures[hashString(it.Snapshot.URL)] {
+		if c.dir == it.Dir || c.url != it.Snapshot.URL || n >= maxRelated {
+			continue
+		}
+		n++
+		title := c.title
+		if title == "" {
+			title = c.url
+		}
+		r := relatedItem{Href: relHref(it.Dir, c.dir+"/"+RootPage), Title: truncate(html.UnescapeString(title), 110),
+			Saved: c.saved.Format("2006-01-02 15:04"), year: c.saved.Year()}
 		if len(out) == 0 || out[len(out)-1].Year != r.year {
 			out = append(out, relatedYear{Year: r.year})
 		}
 		out[len(out)-1].Items = append(out[len(out)-1].Items, r)
 	}
-	return out, nil
+	return out
 }
 
 func savedTime(s *archive.Snapshot) time.Time {

@@ -314,6 +314,7 @@ func TestLinkCheckInPlaceAndOut(t *testing.T) {
 		}
 	}
 	checkOddPage(t, c.Path(odd+"/index.html"))
+	checkRelated(t, c.Dir, m)
 	if !exists(c.Path(pending + "/index.html")) {
 		t.Errorf("never-captured snapshot got no page")
 	}
@@ -322,6 +323,41 @@ func TestLinkCheckInPlaceAndOut(t *testing.T) {
 	run(t, export.Options{Collection: c, Out: out, PageSize: 25})
 	linkCheck(t, out, c.Dir)
 	checkOddPage(t, filepath.Join(out, filepath.FromSlash(odd), "index.html"))
+}
+
+// checkRelated asserts that each page of a URL captured more than once
+// links the other captures.
+func checkRelated(t *testing.T, root string, m *gen.Manifest) {
+	t.Helper()
+	byURL := map[string][]string{}
+	for _, s := range m.Snapshots {
+		byURL[s.URL] = append(byURL[s.URL], s.Dir)
+	}
+	found := 0
+	for _, dirs := range byURL {
+		if len(dirs) < 2 {
+			continue
+		}
+		for _, d := range dirs {
+			page, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(d), "index.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range dirs {
+				if o == d {
+					continue
+				}
+				found++
+				rel, _ := filepath.Rel(d, o+"/index.html")
+				if !strings.Contains(string(page), `href="`+export.Quote(rel)+`"`) {
+					t.Errorf("page of %s does not link its other capture %s", d, o)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("the generated collection has no URL captured twice")
+	}
 }
 
 // checkOddPage asserts what the odd snapshot's page links and omits.

@@ -84,7 +84,8 @@ func relHref(from, to string) string {
 }
 
 // ErrNotLinkable reports an output path that is not linked: unsafe,
-// leaving the collection through a symlink, or missing on disk.
+// leaving the snapshot folder (and so maybe the collection) through a
+// symlink, or missing on disk.
 var ErrNotLinkable = errors.New("not linkable")
 
 // Ref is one file of a snapshot as the export sees it: where it is on
@@ -115,16 +116,27 @@ func (r Ref) From(dir string) string {
 // folder as records write it, and from the folder of the page that links
 // (slash, relative to the export root, "" for the root). It fails with
 // ErrNotLinkable when rel is empty, absolute, contains "..", leaves the
-// collection through a symlink, or names no regular file. A rel whose file
+// snapshot folder through a symlink, or names no regular file. A rel whose file
 // does not exist but whose part before the first "?" does is linked to that
 // file with the query appended unquoted, as ArchiveBox does.
 func Resolve(root, snapDir, rel, from string) (Ref, error) {
-	ref, err := resolve(root, snapDir, rel, from)
+	snapAbs, err := layout.JoinNoSymlinks(root, snapDir)
+	if err != nil {
+		return Ref{}, fmt.Errorf("link %q: %w: %w", rel, ErrNotLinkable, err)
+	}
+	return resolveIn(snapAbs, snapDir, rel, from)
+}
+
+// resolveIn is Resolve for a snapshot folder already checked to lie inside
+// the collection (snapAbs, its absolute path). Symlinks below it are
+// followed only while they stay inside the snapshot folder.
+func resolveIn(snapAbs, snapDir, rel, from string) (Ref, error) {
+	ref, err := resolveFile(snapAbs, snapDir, rel, from)
 	if err == nil || !strings.Contains(rel, "?") {
 		return ref, err
 	}
 	p, q, _ := strings.Cut(rel, "?")
-	ref, err2 := resolve(root, snapDir, p, from)
+	ref, err2 := resolveFile(snapAbs, snapDir, p, from)
 	if err2 != nil {
 		return Ref{}, err
 	}
@@ -133,7 +145,7 @@ func Resolve(root, snapDir, rel, from string) (Ref, error) {
 	return ref, nil
 }
 
-func resolve(root, snapDir, rel, from string) (Ref, error) {
+func resolveFile(snapAbs, snapDir, rel, from string) (Ref, error) {
 	rel = strings.TrimPrefix(rel, "./")
 	if rel == "" || strings.HasPrefix(rel, "/") {
 		return Ref{}, fmt.Errorf("link %q: %w", rel, ErrNotLinkable)
@@ -144,7 +156,7 @@ func resolve(root, snapDir, rel, from string) (Ref, error) {
 		}
 	}
 	full := path.Clean(snapDir + "/" + rel)
-	disk, err := layout.JoinNoSymlinks(root, full)
+	disk, err := layout.JoinNoSymlinks(snapAbs, rel)
 	if err != nil {
 		return Ref{}, fmt.Errorf("link %q: %w: %w", rel, ErrNotLinkable, err)
 	}

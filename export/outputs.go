@@ -3,11 +3,13 @@ package export
 import (
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"folio/archive"
+	"folio/layout"
 )
 
 // Display rules of ArchiveBox's static export (formats spec §5.3-§5.5 and
@@ -96,11 +98,16 @@ func (o output) compact() bool { return compactExts[ext(o.Ref.Rel)] }
 // a page and a row never stat the same file twice.
 type files struct {
 	root, dir string // collection root; snapshot folder relative to it
+	abs       string // the snapshot folder's absolute path; "" when unsafe
 	seen      map[string]*Ref
 }
 
 func newFiles(root, dir string) *files {
-	return &files{root: root, dir: dir, seen: map[string]*Ref{}}
+	f := &files{root: root, dir: dir, seen: map[string]*Ref{}}
+	if abs, err := layout.JoinNoSymlinks(root, dir); err == nil {
+		f.abs = abs
+	}
+	return f
 }
 
 // get resolves rel (relative to the snapshot folder) with Resolve, links
@@ -110,8 +117,10 @@ func (f *files) get(rel string) *Ref {
 		return r
 	}
 	var out *Ref
-	if r, err := Resolve(f.root, f.dir, rel, ""); err == nil {
-		out = &r
+	if f.abs != "" {
+		if r, err := resolveIn(f.abs, f.dir, rel, ""); err == nil {
+			out = &r
+		}
 	}
 	f.seen[rel] = out
 	return out
@@ -186,8 +195,10 @@ func contains(list []string, s string) bool {
 // instance a migrated legacy folder): one per top-level folder (its best
 // file) and one per embeddable top-level file, named by its stem.
 func (f *files) scan(seen map[string]bool) []output {
-	abs := f.root + "/" + f.dir
-	entries, err := os.ReadDir(abs)
+	if f.abs == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(f.abs)
 	if err != nil {
 		return nil
 	}
@@ -229,7 +240,7 @@ func (f *files) bestInDir(dir string) *Ref {
 		if depth > 4 || len(names) >= 500 {
 			return
 		}
-		entries, err := os.ReadDir(f.root + "/" + f.dir + "/" + rel)
+		entries, err := os.ReadDir(filepath.Join(f.abs, filepath.FromSlash(rel)))
 		if err != nil {
 			return
 		}
