@@ -150,7 +150,7 @@ func dsn(path string) string {
 	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "synchronous(NORMAL)")
-	v.Add("_pragma", "cache_size(-65536)")
+	v.Add("_pragma", "cache_size(-16384)")
 	v.Add("_txlock", "immediate")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"folio/archive"
@@ -100,6 +101,11 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 		if !reflect.DeepEqual(s, want) {
 			t.Fatalf("fast %+v\narchive %+v", s, want)
+		}
+		ix2, _ := archive.ParseIndex(nil)
+		ix2.SetSnapshot(s)
+		if got, want := encodeSnapshot(s), strings.TrimSuffix(string(ix2.Bytes()), "\n"); got != want {
+			t.Fatalf("encodeSnapshot\n got %s\nwant %s", got, want)
 		}
 	})
 }

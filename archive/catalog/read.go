@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"folio/archive"
 	"folio/layout"
@@ -268,11 +270,62 @@ func lineProblem(errs []archive.LineError) string {
 }
 
 // encodeSnapshot writes s as the canonical per-snapshot Snapshot record
-// (ArchiveBox's Snapshot.to_json: its key order, Python JSON style).
+// (ArchiveBox's Snapshot.to_json: its key order, Python JSON style), the
+// bytes archive's Index.SetSnapshot writes for a new record; TestEncodeSnapshot
+// and FuzzDecodeSnapshot compare the two.
 func encodeSnapshot(s archive.Snapshot) string {
-	ix, _ := archive.ParseIndex(nil)
-	ix.SetSnapshot(s)
-	return string(bytes.TrimSuffix(ix.Bytes(), []byte("\n")))
+	sv := s.SchemaVersion
+	if sv == "" {
+		sv = archive.SchemaVersion
+	}
+	b := make([]byte, 0, 512)
+	b = append(b, `{"type": "Snapshot", "schema_version": `...)
+	b = appendPyString(b, sv)
+	b = append(b, `, "id": `...)
+	b = appendPyString(b, s.ID)
+	b = append(b, `, "crawl_id": `...)
+	b = appendPyOrNull(b, s.CrawlID)
+	b = append(b, `, "url": `...)
+	b = appendPyString(b, s.URL)
+	b = append(b, `, "title": `...)
+	b = appendPyOrNull(b, s.Title)
+	b = append(b, `, "tags": `...)
+	b = appendPyString(b, archive.TagString(s.Tags))
+	b = append(b, `, "bookmarked_at": `...)
+	b = appendPyTime(b, s.BookmarkedAt)
+	b = append(b, `, "created_at": `...)
+	b = appendPyTime(b, s.CreatedAt)
+	b = append(b, `, "timestamp": `...)
+	b = appendPyString(b, s.Timestamp)
+	b = append(b, `, "depth": `...)
+	b = strconv.AppendInt(b, int64(s.Depth), 10)
+	b = append(b, `, "status": `...)
+	b = appendPyString(b, s.Status)
+	b = append(b, `, "fs_version": `...)
+	b = appendPyString(b, s.FSVersion)
+	b = append(b, `, "archive_size": `...)
+	b = strconv.AppendInt(b, s.ArchiveSize, 10)
+	b = append(b, `, "output_size": `...)
+	b = strconv.AppendInt(b, s.ArchiveSize, 10)
+	if s.Notes != "" {
+		b = append(b, `, "notes": `...)
+		b = appendPyString(b, s.Notes)
+	}
+	return string(append(b, '}'))
+}
+
+func appendPyOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendPyString(b, s)
+}
+
+func appendPyTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, "null"...)
+	}
+	return appendPyString(b, archive.IsoTime(t))
 }
 
 // sortTime is the instant a snapshot sorts and filters by: bookmarked_at,

@@ -79,8 +79,8 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
 	w := &walker{root: c.coll.Dir, workers: opts.Workers, known: knownRows, force: opts.Full}
-	folders := make(chan folder, 512)
-	rows := make(chan entryRow, 512)
+	folders := make(chan folder, 256)
+	rows := make(chan entryRow, 64)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

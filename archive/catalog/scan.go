@@ -229,15 +229,29 @@ func literal(b []byte, i int, lit string) int {
 	return -1
 }
 
+// plain marks the bytes a JSON string may hold without a closer look:
+// everything but '"', '\\' and control characters.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) int {
 	i++
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
+	for {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case '"':
 			return i + 1
-		case c == '\\':
+		case '\\':
 			if i+1 >= len(b) {
 				return -1
 			}
@@ -257,13 +271,10 @@ func skipString(b []byte, i int) int {
 			default:
 				return -1
 			}
-		case c < 0x20:
+		default: // a control character
 			return -1
-		default:
-			i++
 		}
 	}
-	return -1
 }
 
 func isHexDigit(c byte) bool {
