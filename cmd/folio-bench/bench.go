@@ -164,6 +164,7 @@ func saveManifest(path, key string, m *gen.Manifest) error {
 type Measure struct {
 	Wall      time.Duration // start to exit
 	FirstLine time.Duration // start to the first complete stdout line; 0 when there was none
+	CPU       time.Duration // user + system time of the process and its children
 	MaxRSS    int64         // peak resident set size in bytes (getrusage ru_maxrss)
 	Lines     int64         // stdout lines
 	Bytes     int64         // stdout bytes
@@ -229,6 +230,7 @@ func (b *B) Run(cmd *exec.Cmd) (Measure, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}
+	m.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if werr != nil {
 		if b.Ctx.Err() != nil {
 			return m, fmt.Errorf("%s: %w", name, b.Ctx.Err())
@@ -272,6 +274,7 @@ func (b *B) Repeat(setup func() error, cmd func() *exec.Cmd) (Measure, error) {
 	return Measure{
 		Wall:      time.Duration(med(func(m Measure) int64 { return int64(m.Wall) })),
 		FirstLine: time.Duration(med(func(m Measure) int64 { return int64(m.FirstLine) })),
+		CPU:       time.Duration(med(func(m Measure) int64 { return int64(m.CPU) })),
 		MaxRSS:    med(func(m Measure) int64 { return m.MaxRSS }),
 		Lines:     med(func(m Measure) int64 { return m.Lines }),
 		Bytes:     med(func(m Measure) int64 { return m.Bytes }),

@@ -38,7 +38,8 @@ func runCore(b *B) error {
 		return err
 	}
 	const catName = "cat"
-	b.Add(Row{Work: fmt.Sprintf("baseline: cat of %s index.jsonl (%.0f MB)", n, float64(cat.Bytes)/1e6), Value: cat.Wall.Seconds()})
+	b.Add(Row{Work: fmt.Sprintf("baseline: cat of %s index.jsonl (%.0f MB)", n, float64(cat.Bytes)/1e6), Value: cat.Wall.Seconds(),
+		Note: "cpu " + format(Seconds, cat.CPU.Seconds())})
 
 	folio := func(args ...string) func() *exec.Cmd {
 		return func() *exec.Cmd { return b.FolioCmd(c.Dir, args...) }
@@ -61,22 +62,26 @@ func runCore(b *B) error {
 		r.Value, r.Err = value, err
 		b.Add(r)
 	}
+	cpu := func(r Row, m Measure) Row {
+		r.Note = "cpu " + format(Seconds, m.CPU.Seconds())
+		return r
+	}
 
 	full := Row{Work: "reindex " + n + ", empty catalog", Goal: Goal{Max: 10}}
 	rss := Row{Work: full.Work + ": peak RSS", Unit: Bytes, Goal: Goal{Max: 200e6}}
 	m, err := b.Repeat(emptyCatalog, folio("reindex"))
-	add(base(full, cat.Wall.Seconds(), catName), m.Wall.Seconds(), err)
+	add(cpu(base(full, cat.Wall.Seconds(), catName), m), m.Wall.Seconds(), err)
 	add(rss, float64(m.MaxRSS), err)
 
 	m, err = b.Repeat(nil, folio("reindex"))
-	add(base(Row{Work: "reindex " + n + ", nothing changed", Goal: Goal{Max: 2}}, cat.Wall.Seconds(), catName), m.Wall.Seconds(), err)
+	add(cpu(base(Row{Work: "reindex " + n + ", nothing changed", Goal: Goal{Max: 2}}, cat.Wall.Seconds(), catName), m), m.Wall.Seconds(), err)
 
 	m, err = b.Repeat(nil, folio("list", "--jsonl"))
 	if err == nil && m.Lines != int64(b.N) {
 		err = fmt.Errorf("folio list --jsonl printed %d lines, the collection has %d snapshots", m.Lines, b.N)
 	}
 	add(base(Row{Work: "list --jsonl " + n + ": first line", Goal: Goal{Max: 0.1}}, cat.FirstLine.Seconds(), catName+" first line"), m.FirstLine.Seconds(), err)
-	add(base(Row{Work: "list --jsonl " + n + ": all", Goal: Goal{Max: 2}}, cat.Wall.Seconds(), catName), m.Wall.Seconds(), err)
+	add(cpu(base(Row{Work: "list --jsonl " + n + ": all", Goal: Goal{Max: 2}}, cat.Wall.Seconds(), catName), m), m.Wall.Seconds(), err)
 	return nil
 }
 

@@ -256,6 +256,7 @@ type Row struct {
 	Goal         Goal
 	Baseline     float64 // same unit as Value; 0 when the row has none
 	BaselineName string  // e.g. "cat index.jsonl"
+	Note         string  // shown after the ratio, e.g. "cpu 12.3 s"
 	Err          error   // the work could not be measured
 }
 
@@ -290,6 +291,9 @@ func (r Row) valueText() string {
 	s := format(r.Unit, r.Value)
 	if r.Baseline > 0 {
 		s += fmt.Sprintf("  (%s %s, %.2f×)", r.BaselineName, format(r.Unit, r.Baseline), r.Ratio())
+	}
+	if r.Note != "" {
+		s += "  " + r.Note
 	}
 	return s
 }
@@ -343,7 +347,7 @@ func formatGoal(u Unit, v float64) string {
 
 func printTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "suite\twork\tmeasured\tgoal\tbaseline (same run)\tratio\t")
+	fmt.Fprintln(tw, "suite\twork\tmeasured\tgoal\tbaseline (same run)\tratio\tnote\t")
 	for _, r := range rows {
 		if r.Err != nil {
 			fmt.Fprintf(tw, "%s\t%s\terror: %v\t%s\t\t\t\n", r.Suite, r.Work, r.Err, r.goalText())
@@ -358,7 +362,7 @@ func printTable(w io.Writer, rows []Row) {
 		if v := r.Verdict(); v != "" {
 			goal += " " + v
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Suite, r.Work, format(r.Unit, r.Value), goal, base, ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Suite, r.Work, format(r.Unit, r.Value), goal, base, ratio, r.Note)
 	}
 	tw.Flush()
 }
@@ -373,6 +377,7 @@ type jsonRow struct {
 	BaselineName string   `json:"baseline_name,omitempty"`
 	Ratio        *float64 `json:"ratio,omitempty"`
 	Verdict      string   `json:"verdict,omitempty"`
+	Note         string   `json:"note,omitempty"`
 	Error        string   `json:"error,omitempty"`
 }
 
@@ -381,7 +386,7 @@ func jsonRows(rows []Row) []jsonRow {
 	for _, r := range rows {
 		j := jsonRow{
 			Suite: r.Suite, Work: r.Work, Unit: [...]string{"s", "bytes", "bytes/s"}[r.Unit], Value: r.Value,
-			Goal: r.goalText(), Baseline: r.Baseline, BaselineName: r.BaselineName, Verdict: r.Verdict(),
+			Goal: r.goalText(), Baseline: r.Baseline, BaselineName: r.BaselineName, Verdict: r.Verdict(), Note: r.Note,
 		}
 		if ratio := r.Ratio(); !math.IsNaN(ratio) {
 			j.Ratio = &ratio
