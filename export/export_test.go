@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -786,5 +787,43 @@ func TestOutRefusesForeignFolder(t *testing.T) {
 	}
 	if !errors.Is(err, err) {
 		t.Fatal(err)
+	}
+}
+
+// recorder is a Printer that keeps warnings.
+type recorder struct{ warnings []string }
+
+func (r *recorder) Infof(string, ...any)          {}
+func (r *recorder) Warnf(f string, a ...any)      { r.warnings = append(r.warnings, fmt.Sprintf(f, a...)) }
+func (r *recorder) Progress(string, int64, int64) {}
+
+// TestHostLimitWarning exports a snapshot holding a sparse 1.1 GB file (a
+// hard link in the copy, so the test costs no disk) and expects the GitHub
+// Pages warning.
+func TestHostLimitWarning(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	res, err := archive.Init(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collection
+	rel := handMade{snap: archive.Snapshot{URL: "https://big.example/video"}, results: []archive.Result{ok("ytdlp", "ytdlp/big.mp4", "big.mp4")}}.write(t, c)
+	big := c.Path(rel + "/ytdlp/big.mp4")
+	os.MkdirAll(filepath.Dir(big), 0o755)
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1100 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var rec recorder
+	st, err := export.Run(context.Background(), export.Options{Collection: c, Out: filepath.Join(t.TempDir(), "public")}, &rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Bytes < 1100<<20 || len(rec.warnings) != 1 || !strings.Contains(rec.warnings[0], "GitHub Pages") {
+		t.Errorf("bytes %d, warnings %q", st.Bytes, rec.warnings)
 	}
 }
