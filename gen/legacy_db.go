@@ -69,14 +69,15 @@ CREATE INDEX "core_archiveresult_snapshot_status_idx" ON "core_archiveresult" ("
 `,
 }
 
-// lgLastMigration is the last core migration applied in each version
-// (formats spec §0 and §4.0).
-var lgLastMigration = map[string][]string{
-	Legacy04:     {"0001_initial", "0002_auto_20200625_1521", "0003_auto_20200630_1034", "0004_auto_20200713_1552", "0005_auto_20200728_0326"},
-	Legacy0424:   {"0001_initial", "0005_auto_20200728_0326", "0006_auto_20201012_1520"},
-	Legacy07:     {"0001_initial", "0007_archiveresult", "0008_auto_20210105_1421", "0020_auto_20210410_1031", "0021_auto_20220914_0934", "0022_auto_20231023_2008"},
-	Legacy08:     {"0001_initial", "0022_auto_20231023_2008", "0023_alter_archiveresult_options_archiveresult_abid_and_more", "0074_alter_snapshot_downloaded_at"},
-	Legacy09Dash: {"0001_initial", "0022_auto_20231023_2008", "0023_upgrade_to_0_9_0", "0034_remove_tag_slug"},
+// lgMigrations are the core migrations recorded in django_migrations; only
+// names the formats spec cites (§4.0) are used, the rest of the history is
+// left out rather than invented.
+var lgMigrations = map[string][]string{
+	Legacy04:     {"0001_initial"},
+	Legacy0424:   {"0001_initial"},
+	Legacy07:     {"0001_initial", "0022_auto_20231023_2008"},
+	Legacy08:     {"0001_initial", "0022_auto_20231023_2008", "0074_alter_snapshot_downloaded_at"},
+	Legacy09Dash: {"0001_initial", "0022_auto_20231023_2008", "0023_upgrade_to_0_9_0"},
 }
 
 func lgTime(t time.Time) any {
@@ -124,7 +125,7 @@ func (g *legacyGen) writeDB() error {
 			return err
 		}
 	}
-	for _, name := range lgLastMigration[g.o.Version] {
+	for _, name := range lgMigrations[g.o.Version] {
 		if _, err := tx.Exec(`INSERT INTO django_migrations (app, name, applied) VALUES ('core', ?, ?)`, name, lgTime(g.now)); err != nil {
 			return err
 		}
