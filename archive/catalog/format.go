@@ -109,10 +109,12 @@ func (w *Writer) writeHeader() {
 	w.w.WriteByte('\n')
 }
 
+// recordValues splits a record into its keys and raw values without
+// decoding them: the values are already in Python's JSON style.
 func recordValues(e Entry) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(e.Record, &m); err != nil {
-		return nil, fmt.Errorf("decode catalog record of %s: %w", e.Dir, err)
+	m := make(map[string]json.RawMessage, 16)
+	if !scanMembers(e.Record, func(key, val []byte) { m[string(keyText(key))] = val }) {
+		return nil, fmt.Errorf("decode catalog record of %s: not a JSON object", e.Dir)
 	}
 	return m, nil
 }
