@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -194,6 +195,7 @@ type site struct {
 	total    int
 	pages    int
 
+	mu                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
 	manifestFP                                           *hasher
 }
@@ -349,29 +351,31 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	s.manifestFP = newHasher().u64(uint64(s.total))
 	batch := make([]item, 0, s.opts.PageSize)
 	page := 0
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Workers)
 	var done int64
-	flush := func() error {
+	flush := func() {
 		page++
-		if err := s.page(ctx, page, batch); err != nil {
-			return err
-		}
+		s.page(gctx, g, page, batch)
 		done += int64(len(batch))
 		s.p.Progress("export", done, int64(s.total))
-		batch = batch[:0]
-		return ctx.Err()
+		batch = make([]item, 0, s.opts.PageSize) // the page's workers hold the old one
 	}
-	err = s.cat.Each(ctx, q, func(e catalog.Entry) error {
+	err = s.cat.Each(gctx, q, func(e catalog.Entry) error {
 		it := itemOf(e)
 		it.fp = s.fingerprint(&it)
 		s.manifestFP.str(it.Dir).u64(it.fp).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures))
 		batch = append(batch, it)
 		if len(batch) == s.opts.PageSize {
-			return flush()
+			flush()
 		}
-		return nil
+		return gctx.Err()
 	})
 	if err == nil && (len(batch) > 0 || page == 0) {
-		err = flush()
+		flush()
+	}
+	if werr := g.Wait(); err == nil {
+		err = werr
 	}
 	if err != nil {
 		return st, err
@@ -438,7 +442,7 @@ func (s *site) abs(rel string) string { return filepath.Join(s.dst, filepath.Fro
 
 // page writes root page n and its search shard, and the snapshot pages of
 // its items that changed.
-func (s *site) page(ctx context.Context, n int, items []item) error {
+func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
 	ph := newHasher().u64(uint64(n)).u64(uint64(s.pages)).u64(uint64(s.total))
 	for i := range items {
 		ph.u64(items[i].fp)
@@ -450,61 +454,71 @@ func (s *site) page(ctx context.Context, n int, items []item) error {
 
 	rows := make([]rowView, len(items))
 	shard := make([]shardRow, len(items))
-	snaps := make([]snapState, len(items))
 	from := pageDir(n)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opts.Workers)
+	// The snapshots of the page run on the export's worker pool; the one
+	// that finishes last renders the root page and its shard, so pages
+	// overlap and no worker waits for a page to end.
+	var pending atomic.Int64
+	pending.Store(int64(len(items)) + 1)
+	finish := func() error {
+		if pending.Add(-1) != 0 {
+			return nil
+		}
+		if !pageDirty {
+			s.rootKept.Add(1)
+			return nil
+		}
+		if err := s.writeRootPage(n, rows); err != nil {
+			return err
+		}
+		if err := s.writeShard(n, shard); err != nil {
+			return err
+		}
+		s.rootWritten.Add(1)
+		return nil
+	}
 	for i := range items {
 		it := &items[i]
+		h := hashString(it.Dir)
 		dirty := true
 		if s.prev != nil {
-			old, ok := s.prev.Snaps[hashString(it.Dir)]
+			old, ok := s.prev.Snaps[h]
 			dirty = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
 			if !dirty {
-				snaps[i] = old
+				s.setSnap(h, old)
 			}
 		}
 		if !dirty && !pageDirty {
 			s.kept.Add(1)
+			pending.Add(-1) // never the last: the final finish below is still to come
 			continue
 		}
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ss, err := s.snapshot(gctx, it, dirty, from, &rows[i], &shard[i])
+			ss, err := s.snapshot(it, dirty, from, &rows[i], &shard[i])
 			if err != nil {
 				return err
 			}
 			if dirty {
-				snaps[i] = ss
+				s.setSnap(h, ss)
 			}
-			return nil
+			return finish()
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	for i := range items {
-		s.next.Snaps[hashString(items[i].Dir)] = snaps[i]
-	}
-	if !pageDirty {
-		s.rootKept.Add(1)
-		return nil
-	}
-	if err := s.writeRootPage(n, rows); err != nil {
-		return err
-	}
-	if err := s.writeShard(n, shard); err != nil {
-		return err
-	}
-	s.rootWritten.Add(1)
-	return nil
+	g.Go(finish)
+}
+
+func (s *site) setSnap(h uint64, ss snapState) {
+	s.mu.Lock()
+	s.next.Snaps[h] = ss
+	s.mu.Unlock()
 }
 
 // snapshot reads one snapshot's records from its folder, writes its page
 // when dirty (copying the folder first for --out), and fills its row.
-func (s *site) snapshot(ctx context.Context, it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
+func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
 	snap, results := s.records(it)
 	f := newFiles(s.src, it.Dir)
 	outs := f.discover(results)
