@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -29,6 +30,11 @@ import (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// Generating a collection allocates a lot of short-lived memory; a
+		// larger heap target saves about a third of the CPU time.
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

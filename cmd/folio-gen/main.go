@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,11 @@ import (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// Generating a collection allocates a lot of short-lived memory; a
+		// larger heap target saves about a third of the CPU time.
+		debug.SetGCPercent(400)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
