@@ -41,8 +41,8 @@ func (o Object) String(key string) string {
 	if !ok {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, err := unquote(raw)
+	if err != nil {
 		return ""
 	}
 	return s
@@ -61,43 +61,110 @@ func (o *Object) Set(key string, value json.RawMessage) {
 }
 
 // parseObject decodes one JSON object keeping key order and raw values.
+// The values are sub-slices of data. It validates once with json.Valid and
+// then splits members with a byte scanner: reindexing a large collection
+// parses every index.jsonl, so this is on the hot path.
 func parseObject(data []byte) (Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		if err == nil {
+			err = fmt.Errorf("invalid JSON")
+		}
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
 	}
-	var obj Object
-	for dec.More() {
-		tok, err := dec.Token()
+	obj := make(Object, 0, 16)
+	i = skipSpace(data, i+1)
+	if data[i] == '}' {
+		return obj, nil
+	}
+	for {
+		end := stringEnd(data, i)
+		key, err := unquote(data[i:end])
 		if err != nil {
 			return nil, err
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("object key is not a string")
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the ':'
+		vend := valueEnd(data, i)
+		obj = append(obj, Member{key, data[i:vend:vend]})
+		i = skipSpace(data, vend)
+		if data[i] == '}' {
+			return obj, nil
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
+		i = skipSpace(data, i+1) // the ','
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the closing quote of the string that
+// starts at b[i] (valid JSON assumed).
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
 		}
-		obj = append(obj, Member{key, raw})
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
+	return len(b)
+}
+
+// valueEnd returns the index after the JSON value that starts at b[i]
+// (valid JSON assumed).
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after object")
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
 	}
-	// Token() does not notice garbage after the closing brace.
-	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
-		return nil, fmt.Errorf("trailing data after object")
+	return i
+}
+
+// unquote decodes a JSON string literal, without reflection for the common
+// case of a plain string.
+func unquote(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		inner := raw[1 : len(raw)-1]
+		if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return string(inner), nil
+		}
 	}
-	return obj, nil
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 // AppendPy appends the Python-style encoding of obj.

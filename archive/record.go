@@ -3,6 +3,7 @@ package archive
 import (
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -274,6 +275,14 @@ func scalarString(o Object, key string) string {
 	if !ok {
 		return ""
 	}
+	if len(raw) > 0 && raw[0] == '"' {
+		s, _ := unquote(raw)
+		return s
+	}
+	if n, err := strconv.ParseFloat(string(raw), 64); err == nil && len(raw) > 0 && raw[0] != 'N' && raw[0] != 'I' {
+		_ = n
+		return string(raw)
+	}
 	var v any
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber()
@@ -299,6 +308,9 @@ func decodeInt(o Object, key string) int64 {
 	if !ok {
 		return 0
 	}
+	if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return i
+	}
 	var n json.Number
 	if json.Unmarshal(raw, &n) != nil {
 		return 0
@@ -317,9 +329,10 @@ func decodeTags(o Object) []string {
 	if !ok {
 		return nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return SplitTags(s)
+	if len(raw) > 0 && raw[0] == '"' {
+		if s, err := unquote(raw); err == nil {
+			return SplitTags(s)
+		}
 	}
 	var list []string
 	if json.Unmarshal(raw, &list) == nil {
