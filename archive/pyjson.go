@@ -174,7 +174,7 @@ func (o Object) AppendPy(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendPyString(b, m.Key)
+		b = AppendPyString(b, m.Key)
 		b = append(b, ": "...)
 		b = append(b, m.Value...)
 	}
@@ -195,7 +195,7 @@ func appendPy(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, v)
 	case string:
-		return appendPyString(b, v)
+		return AppendPyString(b, v)
 	case int:
 		return strconv.AppendInt(b, int64(v), 10)
 	case int64:
@@ -206,14 +206,14 @@ func appendPy(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ", "...)
 			}
-			b = appendPyString(b, s)
+			b = AppendPyString(b, s)
 		}
 		return append(b, ']')
 	case time.Time:
 		if v.IsZero() {
 			return append(b, "null"...)
 		}
-		return appendPyString(b, IsoTime(v))
+		return AppendPyString(b, IsoTime(v))
 	case Object:
 		return v.AppendPy(b)
 	case json.RawMessage:
@@ -232,7 +232,7 @@ func appendPy(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ", "...)
 			}
-			b = appendPyString(b, k)
+			b = AppendPyString(b, k)
 			b = append(b, ": "...)
 			b = appendPy(b, v[k])
 		}
@@ -252,9 +252,10 @@ func appendPy(b []byte, v any) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendPyString escapes like Python's ensure_ascii encoder: everything
-// outside printable ASCII becomes \uXXXX (surrogate pairs above U+FFFF).
-func appendPyString(b []byte, s string) []byte {
+// AppendPyString appends s as a JSON string the way Python's json.dumps
+// writes it with ensure_ascii: everything outside printable ASCII becomes
+// \uXXXX (surrogate pairs above U+FFFF); "<", ">" and "&" stay as they are.
+func AppendPyString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
