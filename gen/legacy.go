@@ -652,7 +652,8 @@ func (g *legacyGen) dashedIndex(rel string, r *lgRow, id string) error {
 	}
 	d := map[string]any{"TYPE": "core.models.Snapshot", "id": layout.Dashed(id), "url": r.url, "timestamp": r.ts,
 		"title": r.title.String, "tags": archive.NormalizeTags(r.tags), "fs_version": "0.9.0",
-		"bookmarked_at": archive.IsoTime(r.bookmark), "created_at": archive.IsoTime(r.added), "status": r.status}
+		"bookmarked_at": archive.IsoTime(r.bookmark), "created_at": archive.IsoTime(r.added), "status": r.status,
+		"custom_legacy_metadata": map[string]any{"must": "survive"}}
 	return g.write(rel+"/index.json", pyIndentJSON(d))
 }
 

@@ -3,10 +3,9 @@ package migrate_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -180,8 +179,6 @@ func TestScanGeneratedCollections(t *testing.T) {
 	}
 }
 
-var _ = filepath.Join
-var _ = strings.Contains
 
 func mustTime(t testing.TB, s string) time.Time {
 	t.Helper()
@@ -190,4 +187,36 @@ func mustTime(t testing.TB, s string) time.Time {
 		t.Fatal(err)
 	}
 	return tm
+}
+
+type countingPrinter struct {
+	mu         sync.Mutex
+	last, tot  int64
+	infos, bad int
+}
+
+func (p *countingPrinter) Infof(string, ...any) { p.mu.Lock(); p.infos++; p.mu.Unlock() }
+func (p *countingPrinter) Warnf(string, ...any) { p.mu.Lock(); p.bad++; p.mu.Unlock() }
+func (p *countingPrinter) Progress(phase string, done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if phase != "scan" || done > total {
+		p.bad++
+	}
+	if done > p.last {
+		p.last, p.tot = done, total
+	}
+}
+
+// Scan reports its progress over every folder it reads.
+func TestScanProgress(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy09Dash, N: 9, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p := &countingPrinter{}
+	scan(t, dir, migrate.ScanOptions{Printer: p})
+	if p.bad != 0 || p.last != 9 || p.tot != 9 {
+		t.Errorf("progress ended at %d of %d with %d bad calls", p.last, p.tot, p.bad)
+	}
 }
