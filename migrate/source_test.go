@@ -179,7 +179,6 @@ func TestScanGeneratedCollections(t *testing.T) {
 	}
 }
 
-
 func mustTime(t testing.TB, s string) time.Time {
 	t.Helper()
 	tm, err := time.Parse(time.RFC3339Nano, s)
