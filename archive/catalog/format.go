@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"folio/archive"
 )
 
 // Output formats of a listing.
@@ -140,7 +141,7 @@ func (w *Writer) writeJSON(e Entry) error {
 			w.w.WriteByte(',')
 		}
 		w.w.WriteString("\n        ")
-		w.w.Write(appendPyString(nil, k))
+		w.w.Write(archive.AppendPyString(nil, k))
 		w.w.WriteString(": ")
 		w.w.Write(m[k]) // scalar values, already in Python style
 	}
@@ -165,11 +166,11 @@ func (w *Writer) writeCSV(e Entry) error {
 		}
 		switch f {
 		case "dir", "archive_path":
-			w.w.Write(appendPyString(nil, e.Dir))
+			w.w.Write(archive.AppendPyString(nil, e.Dir))
 		case "layout":
-			w.w.Write(appendPyString(nil, e.Layout))
+			w.w.Write(archive.AppendPyString(nil, e.Layout))
 		case "user":
-			w.w.Write(appendPyString(nil, e.User))
+			w.w.Write(archive.AppendPyString(nil, e.User))
 		case "num_outputs":
 			w.w.WriteString(strconv.Itoa(e.NumOutputs))
 		case "num_failures":
@@ -183,42 +184,4 @@ func (w *Writer) writeCSV(e Entry) error {
 		}
 	}
 	return w.w.WriteByte('\n')
-}
-
-// appendPyString escapes like Python's json.dumps with ensure_ascii.
-func appendPyString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	u := func(b []byte, r rune) []byte {
-		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
-	}
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b = append(b, `\"`...)
-		case r == '\\':
-			b = append(b, `\\`...)
-		case r == '\n':
-			b = append(b, `\n`...)
-		case r == '\r':
-			b = append(b, `\r`...)
-		case r == '\t':
-			b = append(b, `\t`...)
-		case r == '\b':
-			b = append(b, `\b`...)
-		case r == '\f':
-			b = append(b, `\f`...)
-		case r >= 0x20 && r < 0x7f:
-			b = append(b, byte(r))
-		case r > 0xffff:
-			r -= 0x10000
-			b = u(b, 0xd800+(r>>10))
-			b = u(b, 0xdc00+(r&0x3ff))
-		case r == utf8.RuneError:
-			b = u(b, 0xfffd)
-		default:
-			b = u(b, r)
-		}
-	}
-	return append(b, '"')
 }

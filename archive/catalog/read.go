@@ -280,36 +280,36 @@ func encodeSnapshot(s archive.Snapshot) string {
 	}
 	b := make([]byte, 0, 512)
 	b = append(b, `{"type": "Snapshot", "schema_version": `...)
-	b = appendPyString(b, sv)
+	b = archive.AppendPyString(b, sv)
 	b = append(b, `, "id": `...)
-	b = appendPyString(b, s.ID)
+	b = archive.AppendPyString(b, s.ID)
 	b = append(b, `, "crawl_id": `...)
 	b = appendPyOrNull(b, s.CrawlID)
 	b = append(b, `, "url": `...)
-	b = appendPyString(b, s.URL)
+	b = archive.AppendPyString(b, s.URL)
 	b = append(b, `, "title": `...)
 	b = appendPyOrNull(b, s.Title)
 	b = append(b, `, "tags": `...)
-	b = appendPyString(b, archive.TagString(s.Tags))
+	b = archive.AppendPyString(b, archive.TagString(s.Tags))
 	b = append(b, `, "bookmarked_at": `...)
 	b = appendPyTime(b, s.BookmarkedAt)
 	b = append(b, `, "created_at": `...)
 	b = appendPyTime(b, s.CreatedAt)
 	b = append(b, `, "timestamp": `...)
-	b = appendPyString(b, s.Timestamp)
+	b = archive.AppendPyString(b, s.Timestamp)
 	b = append(b, `, "depth": `...)
 	b = strconv.AppendInt(b, int64(s.Depth), 10)
 	b = append(b, `, "status": `...)
-	b = appendPyString(b, s.Status)
+	b = archive.AppendPyString(b, s.Status)
 	b = append(b, `, "fs_version": `...)
-	b = appendPyString(b, s.FSVersion)
+	b = archive.AppendPyString(b, s.FSVersion)
 	b = append(b, `, "archive_size": `...)
 	b = strconv.AppendInt(b, s.ArchiveSize, 10)
 	b = append(b, `, "output_size": `...)
 	b = strconv.AppendInt(b, s.ArchiveSize, 10)
 	if s.Notes != "" {
 		b = append(b, `, "notes": `...)
-		b = appendPyString(b, s.Notes)
+		b = archive.AppendPyString(b, s.Notes)
 	}
 	return string(append(b, '}'))
 }
@@ -318,14 +318,14 @@ func appendPyOrNull(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return appendPyString(b, s)
+	return archive.AppendPyString(b, s)
 }
 
 func appendPyTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return append(b, "null"...)
 	}
-	return appendPyString(b, archive.IsoTime(t))
+	return archive.AppendPyString(b, archive.IsoTime(t))
 }
 
 // sortTime is the instant a snapshot sorts and filters by: bookmarked_at,

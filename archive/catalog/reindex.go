@@ -226,17 +226,32 @@ func decodeProblems(s string) []Problem {
 	return out
 }
 
-const insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
+const (
+	insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
 	index_mtime, stamp, id, crawl_id, url, title, tags, timestamp, bookmarked_at, created_at,
 	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_results,
-	num_outputs, num_failures, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	num_outputs, num_failures, record) VALUES `
+	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	snapshotCols  = 27
+	insertTag     = `INSERT OR IGNORE INTO tags (name, snap) VALUES `
+	tagRow        = `(?,?)`
+	rowsPerInsert = 32 // rows per multi-row INSERT: fewer statements to run
+)
 
-// writer holds the prepared statements of one transaction.
+func multiRow(prefix, row string, n int) string {
+	return prefix + strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+}
+
+// writer holds the prepared statements of one transaction and the rows
+// waiting for a multi-row INSERT.
 type writer struct {
 	tx                     *sql.Tx
-	insSnap, insTag        *sql.Stmt
+	insSnap, insTag        *sql.Stmt // one row
+	insSnapN, insTagN      *sql.Stmt // rowsPerInsert rows
 	delSnap, delTag        *sql.Stmt
 	insProblem, delProblem *sql.Stmt
+
+	snapArgs, tagArgs []any
 }
 
 func (c *Catalog) begin(ctx context.Context) (*writer, error) {
@@ -249,8 +264,10 @@ func (c *Catalog) begin(ctx context.Context) (*writer, error) {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&w.insSnap, insertSnapshot},
-		{&w.insTag, `INSERT OR IGNORE INTO tags (name, snap) VALUES (?,?)`},
+		{&w.insSnap, insertSnapshot + snapshotRow},
+		{&w.insSnapN, multiRow(insertSnapshot, snapshotRow, rowsPerInsert)},
+		{&w.insTag, insertTag + tagRow},
+		{&w.insTagN, multiRow(insertTag, tagRow, rowsPerInsert)},
 		{&w.delSnap, `DELETE FROM snapshots WHERE rowid = ?`},
 		{&w.delTag, `DELETE FROM tags WHERE snap = ?`},
 		{&w.insProblem, `INSERT OR REPLACE INTO problems (dir, stamp, problems) VALUES (?,?,?)`},
@@ -273,27 +290,44 @@ func (w *writer) delete(ctx context.Context, rowid int64) error {
 	return nil
 }
 
-func (w *writer) insert(ctx context.Context, r *entryRow) error {
+// insert queues r for insertion with the given rowid.
+func (w *writer) insert(ctx context.Context, r *entryRow, rowid int64) error {
 	s := &r.snap
-	var rowid any
-	if r.known != nil && r.known.rowid != 0 {
-		rowid = r.known.rowid
-	}
-	res, err := w.insSnap.ExecContext(ctx, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
+	w.snapArgs = append(w.snapArgs, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
 		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, archive.TagString(s.Tags), s.Timestamp,
 		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
 		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record)
-	if err != nil {
-		return err
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
 	for _, t := range s.Tags {
-		if _, err := w.insTag.ExecContext(ctx, t, id); err != nil {
-			return err
+		w.tagArgs = append(w.tagArgs, t, rowid)
+	}
+	return w.flush(ctx, false)
+}
+
+// flush runs the queued inserts: full multi-row statements, and with all
+// also the rest one row at a time.
+func (w *writer) flush(ctx context.Context, all bool) error {
+	for _, q := range []struct {
+		args      *[]any
+		cols      int
+		one, many *sql.Stmt
+	}{
+		{&w.snapArgs, snapshotCols, w.insSnap, w.insSnapN},
+		{&w.tagArgs, 2, w.insTag, w.insTagN},
+	} {
+		args := *q.args
+		for len(args) >= q.cols*rowsPerInsert {
+			if _, err := q.many.ExecContext(ctx, args[:q.cols*rowsPerInsert]...); err != nil {
+				return err
+			}
+			args = args[q.cols*rowsPerInsert:]
 		}
+		for all && len(args) > 0 {
+			if _, err := q.one.ExecContext(ctx, args[:q.cols]...); err != nil {
+				return err
+			}
+			args = args[q.cols:]
+		}
+		*q.args = append((*q.args)[:0], args...)
 	}
 	return nil
 }
@@ -313,9 +347,16 @@ func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, opts ReindexO
 			err = fmt.Errorf("write catalog %s: %w", c.path, err)
 		}
 	}()
+	var next int64 // the rowid of the next new row
+	if err := c.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) + 1 FROM snapshots`).Scan(&next); err != nil {
+		return err
+	}
 	commit := func() error {
 		if w == nil {
 			return nil
+		}
+		if err := w.flush(ctx, true); err != nil {
+			return err
 		}
 		err := w.tx.Commit()
 		w, n = nil, 0
@@ -353,7 +394,13 @@ func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, opts ReindexO
 				return err
 			}
 		default:
-			if err := w.insert(ctx, &r); err != nil {
+			rowid := next
+			if r.known != nil && r.known.rowid != 0 {
+				rowid = r.known.rowid // deleted above, in this transaction
+			} else {
+				next++
+			}
+			if err := w.insert(ctx, &r, rowid); err != nil {
 				return err
 			}
 			if r.known != nil && r.known.rowid != 0 {

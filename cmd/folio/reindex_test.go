@@ -122,7 +122,7 @@ func TestReindexCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = catRun(t, dir, "reindex").want(t, 3)
-	wantLine := "warning: archive/users/system/snapshots/20240101/example.com/0190f3c2a1b27c3d8e4f5a6b7c8dffff/index.jsonl: no Snapshot record (line 1: invalid JSON: unexpected EOF)"
+	wantLine := "warning: archive/users/system/snapshots/20240101/example.com/0190f3c2a1b27c3d8e4f5a6b7c8dffff/index.jsonl: no Snapshot record (line 1: invalid JSON: unexpected end of JSON input)"
 	if !strings.Contains(r.stderr, wantLine+"\n") || !strings.Contains(r.stderr, "1 snapshot folders could not be read") {
 		t.Errorf("stderr %q, want line %q", r.stderr, wantLine)
 	}
