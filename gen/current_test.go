@@ -319,3 +319,12 @@ func TestCurrentRefusesBadInput(t *testing.T) {
 		t.Fatalf("refused folder was changed: %d entries", len(entries))
 	}
 }
+
+func BenchmarkCurrentMinimal(b *testing.B) {
+	for b.Loop() {
+		if _, err := gen.Current(b.TempDir(), gen.Options{N: 1000, Seed: 1, Minimal: true, NoSync: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*1000), "µs/snapshot")
+}
