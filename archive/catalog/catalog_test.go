@@ -832,3 +832,60 @@ func TestCountInvalid(t *testing.T) {
 		t.Errorf("CountInvalid = %d, %v", n, err)
 	}
 }
+
+// TestWithResultsReadsTheTree checks that results come from the index
+// files, in catalog order, and that a folder gone since the reindex is
+// reported on its entry instead of stopping the listing.
+func TestWithResultsReadsTheTree(t *testing.T) {
+	c := newCollection(t)
+	m, err := gen.Current(c.Dir, gen.Options{N: 80, Seed: 9, Minimal: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := openCatalog(t, c)
+	reindex(t, cat, false)
+	gone := m.Snapshots[5].Dir
+	if err := os.RemoveAll(c.Path(gone)); err != nil {
+		t.Fatal(err)
+	}
+	plain := entries(t, cat, catalog.Query{Sort: "url"})
+	with := entries(t, cat, catalog.Query{Sort: "url", WithResults: true})
+	if len(plain) != len(with) || len(with) != 80 {
+		t.Fatalf("%d and %d entries", len(plain), len(with))
+	}
+	for i, e := range with {
+		if e.Dir != plain[i].Dir {
+			t.Fatalf("entry %d: %s, want %s (order)", i, e.Dir, plain[i].Dir)
+		}
+		if e.Dir == gone {
+			if e.ResultsErr == nil || !strings.Contains(e.ResultsErr.Error(), gone+"/index.jsonl") {
+				t.Errorf("gone folder: ResultsErr %v", e.ResultsErr)
+			}
+			continue
+		}
+		if e.ResultsErr != nil || len(e.Results) != e.NumOutputs+e.NumFailures+countOther(e.Results) {
+			t.Errorf("%s: %d results, err %v", e.Dir, len(e.Results), e.ResultsErr)
+		}
+	}
+	// Stopping early is clean.
+	n := 0
+	stop := errors.New("stop")
+	if err := cat.Each(ctx, catalog.Query{WithResults: true}, func(catalog.Entry) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	}); err != stop || n != 3 {
+		t.Errorf("stop: %v after %d", err, n)
+	}
+}
+
+func countOther(rs []archive.Result) int {
+	n := 0
+	for _, r := range rs {
+		if s := archive.NormalizeStatus(r.Status); s != archive.StatusSucceeded && s != archive.StatusFailed {
+			n++
+		}
+	}
+	return n
+}
