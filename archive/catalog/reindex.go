@@ -70,19 +70,23 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		report(p)
 	}
 
-	knownRows, err := c.loadKnown(ctx)
-	if err != nil {
-		return stats, err
-	}
-	fresh := len(knownRows) == 0
-
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
-	w := &walker{root: c.coll.Dir, workers: opts.Workers, known: knownRows, force: opts.Full}
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, ready: make(chan struct{})}
 	folders := make(chan folder, 256)
 	rows := make(chan entryRow, 64)
 
 	g, gctx := errgroup.WithContext(ctx)
+	// What the catalog knows is loaded while the tree is listed.
+	g.Go(func() error {
+		m, err := c.loadKnown(gctx)
+		if err != nil {
+			return err
+		}
+		w.known = m
+		close(w.ready)
+		return nil
+	})
 	g.Go(func() error {
 		defer close(folders)
 		return w.walk(gctx, folders)
@@ -115,7 +119,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 			opts.Printer.Progress("reindex", w.scanned.Load(), 0)
 		})
 	})
-	err = g.Wait()
+	err := g.Wait()
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -134,6 +138,8 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	// below a folder the walk could not list.
 	var gone []int64
 	var goneBad []string
+	knownRows := w.known
+	fresh := len(knownRows) == 0
 	for dir, k := range knownRows {
 		switch {
 		case k.seen || w.hidden(dir):

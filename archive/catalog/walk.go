@@ -44,8 +44,11 @@ type known struct {
 type walker struct {
 	root    string // absolute data dir
 	workers int
-	known   map[string]*known
 	force   bool // read every folder, changed or not
+	// known is what the catalog holds; it may be loaded while the tree is
+	// listed, and is read only once ready is closed (nil: known is set).
+	known map[string]*known
+	ready chan struct{}
 
 	scanned    atomic.Int64
 	unchanged  atomic.Int64
@@ -57,8 +60,20 @@ type walker struct {
 }
 
 // walk sends every snapshot folder that is new or whose index changed to
-// out. Folders that are unchanged are only counted.
+// out. Folders that are unchanged are only counted. The tree is listed
+// first, then the folders are compared with what the catalog knows.
 func (w *walker) walk(ctx context.Context, out chan<- folder) error {
+	found, err := w.list(ctx)
+	if err != nil {
+		return err
+	}
+	if w.ready != nil {
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(w.workers)
 	emit := func(f folder) error {
@@ -85,33 +100,44 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 			return ctx.Err()
 		}
 	}
+	for len(found) > 0 {
+		chunk := found[:min(len(found), 512)]
+		found = found[len(chunk):]
+		g.Go(func() error {
+			for _, f := range chunk {
+				if err := emit(f); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
+	}
+	return g.Wait()
+}
+
+// list finds the snapshot folders of the tree, listing folders in
+// parallel.
+func (w *walker) list(ctx context.Context) ([]folder, error) {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(w.workers)
+	var found []folder
+	add := func(fs []folder) {
+		w.mu.Lock()
+		found = append(found, fs...)
+		w.mu.Unlock()
+	}
 
 	// Legacy folders: real directories directly under archive/ named like
 	// a timestamp. Symlinks there are projections of other folders.
 	buf := make([]byte, 32<<10)
 	entries, _ := w.readDir(ctx, archive.ArchiveDir, buf)
-	var legacy []string
+	var legacy []folder
 	for _, e := range entries {
 		if _, ok := layout.LegacyTimestamp(e.name); ok && !archive.IsTemp(e.name) && e.isDir(w.abs(archive.ArchiveDir)) {
-			legacy = append(legacy, e.name)
+			legacy = append(legacy, folder{dir: archive.ArchiveDir + "/" + e.name, layout: LayoutLegacy, name: e.name})
 		}
 	}
-	for len(legacy) > 0 {
-		n := min(len(legacy), 256)
-		chunk := legacy[:n]
-		legacy = legacy[n:]
-		g.Go(func() error {
-			for _, name := range chunk {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := emit(folder{dir: archive.ArchiveDir + "/" + name, layout: LayoutLegacy, name: name}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
+	add(legacy)
 
 	// Current layout: archive/users/<user>/snapshots/<date>/<domain>/<id>.
 	users, _ := w.readDir(ctx, archive.UsersDir, buf)
@@ -124,25 +150,28 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 		for _, d := range w.dirs(snaps, dates) {
 			dateDir := snaps + "/" + d
 			if err := ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			g.Go(func() error {
 				buf := make([]byte, 32<<10)
+				var mine []folder
 				domains, _ := w.readDir(ctx, dateDir, buf)
 				for _, dom := range w.dirs(dateDir, domains) {
 					domDir := dateDir + "/" + dom
 					ids, _ := w.readDir(ctx, domDir, buf)
 					for _, id := range w.dirs(domDir, ids) {
-						if err := emit(folder{dir: domDir + "/" + id, layout: LayoutCurrent, user: u, name: id}); err != nil {
-							return err
-						}
+						mine = append(mine, folder{dir: domDir + "/" + id, layout: LayoutCurrent, user: u, name: id})
 					}
 				}
-				return nil
+				add(mine)
+				return ctx.Err()
 			})
 		}
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return found, nil
 }
 
 // dirs returns the names of the real directories among entries of the
