@@ -283,7 +283,9 @@ func plan(o *Options, mach *machine, i int) (*snapshot, error) {
 	}
 	created := bookmarked.Add(time.Duration(r.Int64N(int64(3 * time.Second)))).Truncate(time.Microsecond)
 	if r.IntN(5) == 0 { // imported from a bookmarks file long after it was bookmarked
-		created = created.Add(time.Duration(1+r.IntN(900)) * 24 * time.Hour)
+		if later := created.Add(time.Duration(1+r.IntN(900)) * 24 * time.Hour); later.Before(o.Base) {
+			created = later
+		}
 	}
 
 	url := urlFor(o.Seed, i)

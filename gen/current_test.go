@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"folio/archive"
@@ -103,7 +104,8 @@ func TestCurrentIndexesMatchManifest(t *testing.T) {
 			!s.BookmarkedAt.Equal(e.BookmarkedAt) || archive.TagString(s.Tags) != archive.TagString(e.Tags) {
 			t.Fatalf("%s: record %+v does not match manifest %+v", m.IndexPath(i), s, e)
 		}
-		if s.FSVersion != layout.Current || !layout.IsCompactID(s.CrawlID) || s.CreatedAt.Before(s.BookmarkedAt) {
+		if s.FSVersion != layout.Current || !layout.IsCompactID(s.CrawlID) || s.CreatedAt.Before(s.BookmarkedAt) ||
+			s.CreatedAt.After(gen.DefaultBase.Add(3*time.Second)) {
 			t.Fatalf("%s: bad record %+v", m.IndexPath(i), s)
 		}
 		if f, ok := layout.PyFloat(s.Timestamp); !ok || int64(f) != s.BookmarkedAt.Unix() {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +92,11 @@ func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 	key := fmt.Sprintf("current n=%d seed=%d minimal=%v users=%q base=%s span=%s", o.N, o.Seed, o.Minimal, o.Users, o.Base, o.Span)
 	marker := dir + ".manifest.gob"
 	if b.Reuse {
+		fp, err := b.fingerprint(o)
+		if err != nil {
+			return nil, err
+		}
+		key += " generator=" + fp
 		if m, ok := loadManifest(marker, key); ok {
 			b.Logf("reusing %s from %s", name, dir)
 			c := &Collection{Dir: dir, Manifest: m}
@@ -124,6 +131,31 @@ func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 	c := &Collection{Dir: dir, Manifest: m}
 	b.colls[name] = c
 	return c, nil
+}
+
+// fingerprint hashes a small collection generated with o's settings, so a
+// collection kept by -work is not reused once the generator has changed.
+func (b *B) fingerprint(o gen.Options) (string, error) {
+	dir, err := os.MkdirTemp(b.Work, ".fingerprint-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	o.N, o.Printer = min(o.N, 50), nil
+	m, err := gen.Current(dir, o)
+	if err != nil {
+		return "", fmt.Errorf("generate a sample: %w", err)
+	}
+	h := sha256.New()
+	for i := range m.Snapshots {
+		data, err := os.ReadFile(m.IndexPath(i))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d %d %d\n", m.Snapshots[i].Dir, m.Snapshots[i].Files, m.Snapshots[i].Missing, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
 // savedManifest is what -work keeps beside a generated collection; it is
