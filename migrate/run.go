@@ -200,6 +200,11 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	}
 	x.st.Current = int64(plan.Current)
 	err = x.execute(ctx, plan)
+	if err == nil {
+		// Index files were written without an fsync each; make them
+		// durable before the journal that can redo them is cleared.
+		err = x.syncAll()
+	}
 	if err == nil && x.unfinished.Load() == 0 {
 		err = x.j.clear()
 	}
@@ -231,6 +236,7 @@ type executor struct {
 	st         *Stats
 	groups     map[uint64]*syncGroup // per filesystem
 	blocked    map[string]string     // sources an unfinished recovery still owns -> why
+	crawlDirs  map[*Crawl]string     // crawl folder of each crawl
 	unfinished atomic.Int64          // journal entries left pending
 }
 
@@ -543,7 +549,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			return undo(err)
 		}
 		if !bytes.Equal(ix, existing) {
-			if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
+			if err := writeIndexFast(dst, ix); err != nil {
 				return undo(err)
 			}
 		}
@@ -582,7 +588,7 @@ func (x *executor) renamed(s *Step, dst string, it *Item, ix []byte, link, linkT
 		return err
 	}
 	if it != nil {
-		if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
+		if err := writeIndexFast(dst, ix); err != nil {
 			return err
 		}
 		if err := x.mark(jrecord{Step: stepIndexed, Src: s.Source}, false); err != nil {
@@ -671,7 +677,7 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 		return false, x.abandon(&Step{Source: label}, fmt.Errorf("create %s: %w", dst, err))
 	}
 	if !bytes.Equal(ix, existing) {
-		if err := archive.WriteFile(filepath.Join(dst, archive.IndexFile), ix, 0o644); err != nil {
+		if err := writeIndexFast(dst, ix); err != nil {
 			return false, x.abandon(&Step{Source: label}, err)
 		}
 	}
@@ -701,6 +707,60 @@ func (x *executor) syncData(dst string) error {
 	}
 	x.mu.Unlock()
 	return g.do(func() error { return syncFS(dst) })
+}
+
+// syncAll makes everything this run wrote durable: one syncfs per
+// filesystem (the data dir's, and those the copies went to).
+func (x *executor) syncAll() error {
+	dirs := []string{x.c.Dir, x.c.Path(archive.UsersDir), x.c.Path(archive.InvalidDir)}
+	seen := map[uint64]bool{}
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if seen[uint64(st.Dev)] {
+				continue
+			}
+			seen[uint64(st.Dev)] = true
+		}
+		if err := syncFS(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeIndexFast writes dir/index.jsonl atomically — a temp file beside it
+// (named so archive.IsTemp and recovery know it) renamed over it — but
+// without archive.WriteFile's two fsyncs, which would make a migration of
+// 10k snapshots spend most of its time waiting for the disk. Durability
+// comes in batches instead: the journal holds what a crash could lose (a
+// rename's index bytes; for copies the source is deleted only after a
+// syncfs), and the journal is cleared only after a final syncfs.
+func writeIndexFast(dir string, data []byte) error {
+	p := filepath.Join(dir, archive.IndexFile)
+	tmp := filepath.Join(dir, tempName(archive.IndexFile))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	n, err := f.Write(data)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
 }
 
 // readOptional reads a file that may be absent (nil, nil).
@@ -785,16 +845,9 @@ func (x *executor) crawlLink(it *Item, dest string) (link, target string) {
 	if it == nil || it.Crawl == nil || !layout.IsCompactID(it.Crawl.ID) {
 		return "", ""
 	}
-	cr := it.Crawl
-	var dir string
-	if cr.Dir != "" {
-		dir = path.Join(path.Dir(cr.Dir), cr.ID)
-	} else {
-		d, err := layout.CrawlDir(cr.User, cr.CreatedAt, cr.URLs, cr.ID)
-		if err != nil {
-			return "", ""
-		}
-		dir = d
+	dir := x.crawlDir(it.Crawl)
+	if dir == "" {
+		return "", ""
 	}
 	parent := path.Join(dir, "snapshots", layout.Domain(it.Snapshot.URL))
 	rel, err := filepath.Rel(x.c.Path(parent), x.c.Path(dest))
@@ -802,6 +855,28 @@ func (x *executor) crawlLink(it *Item, dest string) (link, target string) {
 		return "", ""
 	}
 	return path.Join(parent, it.Snapshot.ID), filepath.ToSlash(rel)
+}
+
+// crawlDir returns the compact-id folder of a crawl ("" when it has no
+// valid one), computed once per crawl: an automatic crawl's urls list
+// every snapshot of the collection.
+func (x *executor) crawlDir(cr *Crawl) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if d, ok := x.crawlDirs[cr]; ok {
+		return d
+	}
+	var dir string
+	if cr.Dir != "" {
+		dir = path.Join(path.Dir(cr.Dir), cr.ID)
+	} else if d, err := layout.CrawlDir(cr.User, cr.CreatedAt, cr.URLs, cr.ID); err == nil {
+		dir = d
+	}
+	if x.crawlDirs == nil {
+		x.crawlDirs = map[*Crawl]string{}
+	}
+	x.crawlDirs[cr] = dir
+	return dir
 }
 
 func (x *executor) linkPresent(link, target string) bool {
