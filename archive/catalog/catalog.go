@@ -5,6 +5,15 @@
 // The tree is the truth. The catalog is a cache: its schema version lives
 // in PRAGMA user_version, and a file with another version, or one that
 // SQLite cannot read, is deleted and rebuilt from the tree, never migrated.
+//
+// Tables: snapshots (one row per snapshot folder: the columns queries
+// filter and sort on, the Snapshot record re-encoded in its canonical
+// shape for streaming, the stat of the index file for incremental
+// reindexes, and counts of its ArchiveResult records), tags (name,
+// snapshot), problems (folders that could not be cataloged, with the
+// stat they had) and meta (built and updated times). ArchiveResult
+// records themselves are not copied: they are most of the bytes of every
+// index.jsonl, and Each reads them from the tree when asked.
 package catalog
 
 import (
