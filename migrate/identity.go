@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"html"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -141,22 +142,16 @@ func snapshotStatus(s string) string {
 	return "sealed"
 }
 
-// resultKey is how ArchiveBox's reconciliation keys results: one row per
-// (plugin, hook_name).
-type resultKey struct{ plugin, hook string }
-
 // collapseResults keeps one result per (plugin, hook_name): the later one
 // (by start_ts; by position when the times are equal or missing), so a
 // failed try followed by a successful retry becomes one succeeded result.
 // The order of first appearance is kept.
 func collapseResults(rs []archive.Result) []archive.Result {
-	at := map[resultKey]int{}
-	var out []archive.Result
+	out := make([]archive.Result, 0, len(rs))
 	for _, r := range rs {
-		k := resultKey{r.Plugin, r.HookName}
-		i, seen := at[k]
-		if !seen {
-			at[k] = len(out)
+		// A snapshot has a handful of results: a linear search beats a map.
+		i := slices.IndexFunc(out, func(o archive.Result) bool { return o.Plugin == r.Plugin && o.HookName == r.HookName })
+		if i < 0 {
 			out = append(out, r)
 			continue
 		}
@@ -177,26 +172,23 @@ func collapseResults(rs []archive.Result) []archive.Result {
 // scan, so a rerun after an interrupted migration names the results it
 // already wrote the same way.
 func mergeResults(sid string, db, idx []archive.Result) []archive.Result {
-	out := make([]archive.Result, 0, len(db)+len(idx))
-	newest := map[resultKey]int{}
-	byPlugin := map[string]int{}
-	for _, r := range db {
-		newest[resultKey{r.Plugin, r.HookName}] = len(out)
-		byPlugin[r.Plugin] = len(out)
-		out = append(out, r)
-	}
-	for _, r := range collapseResults(idx) {
-		i, ok := newest[resultKey{r.Plugin, r.HookName}]
-		if !ok && r.HookName == "" {
-			// Legacy index entries name no hook: they describe the
-			// plugin's result, whatever hook the database recorded.
-			i, ok = byPlugin[r.Plugin]
+	out := make([]archive.Result, len(db), len(db)+len(idx))
+	copy(out, db)
+	if len(idx) > 0 {
+		for _, r := range collapseResults(idx) {
+			// The newest database row of the same (plugin, hook_name);
+			// legacy index entries name no hook and describe the plugin's
+			// result, whatever hook the database recorded.
+			i := lastIndex(out[:len(db)], func(o archive.Result) bool { return o.Plugin == r.Plugin && o.HookName == r.HookName })
+			if i < 0 && r.HookName == "" {
+				i = lastIndex(out[:len(db)], func(o archive.Result) bool { return o.Plugin == r.Plugin })
+			}
+			if i >= 0 {
+				fillResult(&out[i], r)
+				continue
+			}
+			out = append(out, r)
 		}
-		if ok {
-			fillResult(&out[i], r)
-			continue
-		}
-		out = append(out, r)
 	}
 	for i := range out {
 		r := &out[i]
@@ -290,4 +282,13 @@ func derivedID(parts ...string) string {
 	h[6] = 0x80 | h[6]&0x0f
 	h[8] = 0x80 | h[8]&0x3f
 	return hex.EncodeToString(h[:16])
+}
+
+func lastIndex(rs []archive.Result, match func(archive.Result) bool) int {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if match(rs[i]) {
+			return i
+		}
+	}
+	return -1
 }

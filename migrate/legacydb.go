@@ -579,6 +579,12 @@ func normalizeCmd(s string) []string {
 	if s == "" || s == "null" {
 		return nil
 	}
+	if s[0] == '[' {
+		var strs []string
+		if json.Unmarshal([]byte(s), &strs) == nil {
+			return strs
+		}
+	}
 	var list []any
 	if json.Unmarshal([]byte(s), &list) == nil {
 		out := make([]string, 0, len(list))
