@@ -192,6 +192,7 @@ type site struct {
 
 	groups   map[uint64]group
 	captures map[uint64][]capture // captures of URLs captured more than once
+	deferred []*item              // pages written once captures are known
 	total    int
 	pages    int
 
@@ -320,22 +321,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	// Pass 1b: the captures of URLs captured more than once (only those
-	// are held in memory), newest first as the catalog lists them.
 	s.captures = map[uint64][]capture{}
-	err = s.cat.Each(ctx, q, func(e catalog.Entry) error {
-		h := hashString(e.Snapshot.URL)
-		if s.groups[h].n < 2 {
-			return nil
-		}
-		if list := s.captures[h]; len(list) <= maxRelated {
-			s.captures[h] = append(list, capture{dir: e.Dir, url: e.Snapshot.URL, title: e.Snapshot.Title, saved: savedTime(&e.Snapshot)})
-		}
-		return nil
-	})
-	if err != nil {
-		return st, err
-	}
 	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
 	st.Snapshots = s.total
 	for _, d := range []string{s.dst, filepath.Join(s.dst, SiteDir, "search")} {
@@ -347,43 +333,12 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 
-	// Pass 2: pages, in order, a root page's worth of snapshots at a time.
-	s.manifestFP = newHasher().u64(uint64(s.total))
-	batch := make([]item, 0, s.opts.PageSize)
-	page := 0
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opts.Workers)
-	var done int64
-	flush := func() {
-		page++
-		s.page(gctx, g, page, batch)
-		done += int64(len(batch))
-		s.p.Progress("export", done, int64(s.total))
-		batch = make([]item, 0, s.opts.PageSize) // the page's workers hold the old one
-	}
-	err = s.cat.Each(gctx, q, func(e catalog.Entry) error {
-		it := itemOf(e)
-		it.fp = s.fingerprint(&it)
-		s.manifestFP.str(it.Dir).u64(it.fp).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures))
-		batch = append(batch, it)
-		if len(batch) == s.opts.PageSize {
-			flush()
-		}
-		return gctx.Err()
-	})
-	if err == nil && (len(batch) > 0 || page == 0) {
-		flush()
-	}
-	if werr := g.Wait(); err == nil {
-		err = werr
-	}
-	if err != nil {
+	// Pass 2: pages, in order, a root page's worth of snapshots at a time,
+	// and the root manifest as the snapshots stream by.
+	if err := s.pass2(ctx, q); err != nil {
 		return st, err
 	}
 	if err := s.removeStalePages(); err != nil {
-		return st, err
-	}
-	if err := s.writeManifest(ctx, q); err != nil {
 		return st, err
 	}
 	if !s.inPlace {
@@ -523,25 +478,50 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	f := newFiles(s.src, it.Dir)
 	outs := f.discover(results)
 	ss := snapState{Dir: it.Dir, FP: it.fp}
-	if dirty {
-		if !s.inPlace {
-			n, b, err := s.copySnapshot(it.Dir)
-			if err != nil {
-				return ss, err
-			}
-			ss.Files, ss.Bytes = n, b
-		}
-		if err := s.writeDetail(it, &snap, results, f, outs, s.related(it)); err != nil {
+	switch {
+	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
+		// Its other captures are known once the stream has ended.
+		s.mu.Lock()
+		s.deferred = append(s.deferred, it)
+		s.mu.Unlock()
+		dirty = false
+	case dirty:
+		var err error
+		if ss, err = s.writeSnapshot(it, &snap, results, f, outs); err != nil {
 			return ss, err
 		}
-		s.written.Add(1)
-	} else {
+	default:
 		s.kept.Add(1)
 	}
 	*row = s.row(it, &snap, results, f, outs, from)
 	*sr = shardRow{relHref("", it.Dir+"/"+RootPage)[2:], row.Title, snap.URL, archive.TagString(snap.Tags),
 		row.Status, row.Date + " " + row.Time, row.Size}
 	return ss, nil
+}
+
+// writeSnapshot writes a snapshot's page, copying its folder first for
+// --out.
+func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
+	ss := snapState{Dir: it.Dir, FP: it.fp}
+	if !s.inPlace {
+		n, b, err := s.copySnapshot(it.Dir)
+		if err != nil {
+			return ss, err
+		}
+		ss.Files, ss.Bytes = n, b
+	}
+	if err := s.writeDetail(it, snap, results, f, outs, s.related(it)); err != nil {
+		return ss, err
+	}
+	s.written.Add(1)
+	return ss, nil
+}
+
+// detail writes the page of a deferred snapshot.
+func (s *site) detail(it *item) (snapState, error) {
+	snap, results := s.records(it)
+	f := newFiles(s.src, it.Dir)
+	return s.writeSnapshot(it, &snap, results, f, f.discover(results))
 }
 
 // records returns the snapshot's record (from the catalog, which the
@@ -670,9 +650,13 @@ const maxRelated = 25
 // related lists up to maxRelated other exported captures of the same URL,
 // newest first, grouped by year.
 func (s *site) related(it *item) []relatedYear {
+	h := hashString(it.Snapshot.URL)
+	if s.groups[h].n < 2 {
+		return nil // and captures, still being filled, is not touched
+	}
 	var out []relatedYear
 	n := 0
-	for _, c := range s.captures[hashString(it.Snapshot.URL)] {
+	for _, c := range s.captures[h] {
 		if c.dir == it.Dir || c.url != it.Snapshot.URL || n >= maxRelated {
 			continue
 		}
@@ -1074,50 +1058,108 @@ func (s *site) removeStalePages() error {
 var archivedMarkers = []string{"output.html", "output.pdf", "screenshot.png", "singlefile.html",
 	"readability/content.html", "mercury/content.html", "htmltotext.txt", "media", "git"}
 
-// writeManifest writes the root index.jsonl when any record in it changed.
-func (s *site) writeManifest(ctx context.Context, q catalog.Query) error {
-	fp := s.manifestFP.sum()
-	s.next.Manifest = fp
+// errUnchanged aborts the write of a manifest that would be identical.
+var errUnchanged = errors.New("manifest unchanged")
+
+// pass2 streams the selection once more: it schedules the pages on the
+// worker pool, collects the captures of URLs captured more than once, and
+// writes the root index.jsonl (kept as it is when no record changed).
+// Snapshot pages that list other captures are written once the stream
+// has ended and the captures are known.
+func (s *site) pass2(ctx context.Context, q catalog.Query) error {
+	s.manifestFP = newHasher().u64(uint64(s.total))
 	target := s.abs(ManifestFile)
-	if s.prev != nil && s.prev.Manifest == fp && exists(target) {
-		return nil
-	}
-	write := func(w io.Writer) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Workers)
+	stream := func(w io.Writer) error {
 		buf := make([]byte, 0, 1<<20)
-		var rec manifestRecord
-		err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
-			rec = manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
+		batch := make([]item, 0, s.opts.PageSize)
+		page := 0
+		var done int64
+		flush := func() {
+			page++
+			s.page(gctx, g, page, batch)
+			done += int64(len(batch))
+			s.p.Progress("export", done, int64(s.total))
+			batch = make([]item, 0, s.opts.PageSize) // the page's workers hold the old one
+		}
+		err := s.cat.Each(gctx, q, func(e catalog.Entry) error {
+			it := itemOf(e)
+			it.fp = s.fingerprint(&it)
+			s.manifestFP.str(it.Dir).u64(it.fp).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures))
+			if h := hashString(e.Snapshot.URL); s.groups[h].n > 1 {
+				if list := s.captures[h]; len(list) <= maxRelated {
+					s.captures[h] = append(list, capture{dir: e.Dir, url: e.Snapshot.URL, title: e.Snapshot.Title, saved: savedTime(&e.Snapshot)})
+				}
+			}
+			rec := manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
 				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
 			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0 || s.hasMarker(&e)
 			buf = appendManifest(buf, &rec)
-			if len(buf) > 1<<20-4096 {
+			if len(buf) > 1<<20-8192 {
 				if _, err := w.Write(buf); err != nil {
 					return err
 				}
 				buf = buf[:0]
 			}
-			return nil
+			batch = append(batch, it)
+			if len(batch) == s.opts.PageSize {
+				flush()
+			}
+			return gctx.Err()
 		})
+		if err == nil && (len(batch) > 0 || page == 0) {
+			flush()
+		}
 		if err != nil {
 			return err
+		}
+		fp := s.manifestFP.sum()
+		s.next.Manifest = fp
+		if s.prev != nil && s.prev.Manifest == fp && exists(target) {
+			return errUnchanged
 		}
 		_, err = w.Write(buf)
 		return err
 	}
-	if err := archive.WriteFileWith(target, 0o644, write); err != nil {
+	merr := archive.WriteFileWith(target, 0o644, stream)
+	if err := g.Wait(); err != nil {
 		return err
 	}
-	if s.opts.Gzip {
+	switch {
+	case errors.Is(merr, errUnchanged):
+	case merr != nil:
+		return merr
+	case s.opts.Gzip:
 		data, err := os.ReadFile(target)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", target, err)
 		}
-		return writeGzip(target+".gz", data)
+		if err := writeGzip(target+".gz", data); err != nil {
+			return err
+		}
+	default:
+		if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s.gz: %w", target, err)
+		}
 	}
-	if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s.gz: %w", target, err)
+	// The pages that list other captures of their URL.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Workers)
+	for _, it := range s.deferred {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			ss, err := s.detail(it)
+			if err != nil {
+				return err
+			}
+			s.setSnap(hashString(it.Dir), ss)
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 func (s *site) hasMarker(e *catalog.Entry) bool {
