@@ -109,3 +109,33 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeResult checks the fast ArchiveResult decoder against archive's.
+func FuzzDecodeResult(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"type": "ArchiveResult", "id": "r", "snapshot_id": "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "plugin": "wget", "status": "succeeded", "output_str": "wget/x.html", "start_ts": "2024-01-01T00:00:00+00:00", "end_ts": 1704067201.5, "output_files": {"\u00fcn.html": {"size": 12, "mimetype": "text/html", "extension": "html"}, "b": {"Size": 3}, "c": {"size": 1.5}, "d": null, "e": [1]}, "output_size": 12, "cmd": ["a", null], "output_json": {"k": [1, 2]}, "pwd": "/data"}`))
+	f.Add([]byte(`{"type": "ArchiveResult", "extractor": "title", "output": "T", "cmd": "curl", "output_files": ["a", {"path": "b", "size": 2}]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.IndexByte(line, '\n') >= 0 {
+			return
+		}
+		r, ok := fastResult(line)
+		if !ok {
+			return
+		}
+		var k lineKeys
+		if !scanObject(bytes.TrimSpace(line), &k) || k.kind() != archive.TypeArchiveResult {
+			return // archive decodes only ArchiveResult records
+		}
+		ix, _ := archive.ParseIndex(line)
+		want := ix.Results()
+		if len(want) != 1 {
+			t.Fatalf("archive found %d results", len(want))
+		}
+		if !reflect.DeepEqual(r, want[0]) {
+			t.Fatalf("fast %+v\narchive %+v", r, want[0])
+		}
+	})
+}

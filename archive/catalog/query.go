@@ -305,12 +305,7 @@ func (c *Catalog) readResults(e Entry) ([]archive.Result, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", e.Dir, ErrNoIndex)
 	}
-	var out []archive.Result
-	if len(r.results) > 0 {
-		ix, _ := archive.ParseIndex(r.results)
-		out = ix.Results()
-	}
-	return append(out, r.legacyResults...), nil
+	return append(decodeResults(r.results), r.legacyResults...), nil
 }
 
 func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry) error) error {
