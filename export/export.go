@@ -293,6 +293,7 @@ type item struct {
 	NumOutputs  int
 	NumFailures int
 	fp          uint64
+	archived    bool // the manifest's is_archived
 }
 
 func itemOf(e catalog.Entry) item {
@@ -465,6 +466,14 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 	g.Go(finish)
 }
 
+func (s *site) prevSnap(dir string) (snapState, bool) {
+	if s.prev == nil {
+		return snapState{}, false
+	}
+	ss, ok := s.prev.Snaps[hashString(dir)]
+	return ss, ok
+}
+
 func (s *site) setSnap(h uint64, ss snapState) {
 	s.mu.Lock()
 	s.next.Snaps[h] = ss
@@ -477,7 +486,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	snap, results := s.records(it)
 	f := newFiles(s.src, it.Dir)
 	outs := f.discover(results)
-	ss := snapState{Dir: it.Dir, FP: it.fp}
+	ss := snapState{Dir: it.Dir, FP: it.fp, Archived: it.archived}
 	switch {
 	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
 		// Its other captures are known once the stream has ended.
@@ -502,7 +511,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 // writeSnapshot writes a snapshot's page, copying its folder first for
 // --out.
 func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
-	ss := snapState{Dir: it.Dir, FP: it.fp}
+	ss := snapState{Dir: it.Dir, FP: it.fp, Archived: it.archived}
 	if !s.inPlace {
 		n, b, err := s.copySnapshot(it.Dir)
 		if err != nil {
@@ -1094,7 +1103,15 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 			}
 			rec := manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
 				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
-			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0 || s.hasMarker(&e)
+			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0
+			if !rec.IsArchived {
+				if old, ok := s.prevSnap(it.Dir); ok && old.FP == it.fp {
+					rec.IsArchived = old.Archived
+				} else {
+					rec.IsArchived = s.hasMarker(&e)
+				}
+			}
+			it.archived = rec.IsArchived
 			buf = appendManifest(buf, &rec)
 			if len(buf) > 1<<20-8192 {
 				if _, err := w.Write(buf); err != nil {

@@ -28,9 +28,12 @@ type snapState struct {
 	FP    uint64
 	Files int64 // files in the exported copy of the folder (--out)
 	Bytes int64
+	// Archived caches the manifest's is_archived, which for a snapshot
+	// neither sealed nor with outputs costs a look at its folder.
+	Archived bool
 }
 
-const stateMagic = "folio-export-state 1\n"
+const stateMagic = "folio-export-state 2\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -73,6 +76,7 @@ func decodeState(r *bufio.Reader) (*state, error) {
 			N            uint16
 			FP           uint64
 			Files, Bytes int64
+			Archived     bool
 		}
 		if err := binary.Read(r, binary.LittleEndian, &rec); err != nil {
 			return nil, err
@@ -81,7 +85,7 @@ func decodeState(r *bufio.Reader) (*state, error) {
 		if _, err := io.ReadFull(r, dir); err != nil {
 			return nil, err
 		}
-		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Files: rec.Files, Bytes: rec.Bytes}
+		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Files: rec.Files, Bytes: rec.Bytes, Archived: rec.Archived}
 	}
 	return st, nil
 }
@@ -98,7 +102,8 @@ func (st *state) write(path string) error {
 				N            uint16
 				FP           uint64
 				Files, Bytes int64
-			}{uint16(len(s.Dir)), s.FP, s.Files, s.Bytes}
+				Archived     bool
+			}{uint16(len(s.Dir)), s.FP, s.Files, s.Bytes, s.Archived}
 			binary.Write(bw, binary.LittleEndian, rec)
 			bw.WriteString(s.Dir)
 		}
