@@ -102,7 +102,7 @@ func writeHugoSite(dir string, n int) error {
 		"layouts/_default/single.html": "<!DOCTYPE html><html><head><title>{{ .Title }}</title></head><body><h1>{{ .Title }}</h1>" +
 			"<p><a href=\"{{ .Params.url }}\">{{ .Params.url }}</a></p>{{ range .Params.tags }}<span>{{ . }}</span>{{ end }}{{ .Content }}</body></html>\n",
 		"layouts/_default/list.html": "<!DOCTYPE html><html><body><ul>{{ range .Paginator.Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul></body></html>\n",
-		"layouts/index.html": "<!DOCTYPE html><html><body><ul>{{ range (.Paginate .Site.RegularPages).Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul></body></html>\n",
+		"layouts/index.html":         "<!DOCTYPE html><html><body><ul>{{ range (.Paginate .Site.RegularPages).Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul></body></html>\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
