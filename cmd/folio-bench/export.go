@@ -123,7 +123,7 @@ func writeHugoSite(dir string, n int) error {
 			return err
 		}
 		w := bufio.NewWriter(f)
-		fmt.Fprintf(w, "---\ntitle: \"Snapshot %d\"\nurl_: x\nparams:\n  url: \"https://example.com/page/%d\"\ntags: [\"news\", \"t%d\"]\ndate: 2024-01-01T00:00:00Z\n---\n\nArchived page %d with a few words of text.\n", i, i, i%50, i)
+		fmt.Fprintf(w, "---\ntitle: \"Snapshot %d\"\nparams:\n  url: \"https://example.com/page/%d\"\ntags: [\"news\", \"t%d\"]\ndate: 2024-01-01T00:00:00Z\n---\n\nArchived page %d with a few words of text.\n", i, i, i%50, i)
 		if err := w.Flush(); err != nil {
 			f.Close()
 			return err
