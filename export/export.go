@@ -776,7 +776,7 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 	for p := range byPlugin {
 		plugins = append(plugins, p)
 	}
-	sortStrings(plugins)
+	sort.Strings(plugins)
 	for _, p := range plugins {
 		glyph, known := icons[p]
 		if !known {
@@ -973,7 +973,7 @@ func (s *site) writeShard(n int, rows []shardRow) error {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			b = *appendJSString(&b, f)
+			appendJSString(&b, f)
 		}
 		b.WriteByte(']')
 	}
@@ -983,7 +983,7 @@ func (s *site) writeShard(n int, rows []shardRow) error {
 
 // appendJSString writes s as a JavaScript string literal that is also
 // valid JSON, with <, >, & and the line separators escaped.
-func appendJSString(b *bytes.Buffer, s string) *bytes.Buffer {
+func appendJSString(b *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	b.WriteByte('"')
 	for _, r := range s {
@@ -1002,7 +1002,6 @@ func appendJSString(b *bytes.Buffer, s string) *bytes.Buffer {
 		}
 	}
 	b.WriteByte('"')
-	return b
 }
 
 func (s *site) writeAssets() error {
@@ -1196,12 +1195,4 @@ func (s *site) hasMarker(e *catalog.Entry) bool {
 
 func fileURL(p string) string {
 	return "file://" + Quote(filepath.ToSlash(p))
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }

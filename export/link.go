@@ -172,7 +172,3 @@ func resolveFile(snapAbs, snapDir, rel, from string) (Ref, error) {
 	}
 	return Ref{Disk: disk, Rel: full, Href: relHref(from, full), Size: st.Size()}, nil
 }
-
-// PageHref is the link from a page in folder from to the generated page
-// or file at slash path to (relative to the export root).
-func PageHref(from, to string) string { return relHref(from, to) }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -46,7 +47,7 @@ func (s *site) bundle(ctx context.Context, dest string) error {
 		for _, ss := range s.next.Snaps {
 			roots = append(roots, ss.Dir)
 		}
-		sortStrings(roots)
+		sort.Strings(roots)
 	} else {
 		roots = []string{"."}
 	}
