@@ -48,14 +48,19 @@ func BenchmarkReindexEmpty(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchN), "ns/snapshot")
 }
 
-// BenchmarkReindexUnchanged reindexes a tree the catalog already holds.
-func BenchmarkReindexUnchanged(b *testing.B) {
-	c := benchTree(b)
-	cat := openCatalog(b, c)
+// benchCatalog is a generated tree and its filled catalog.
+func benchCatalog(b *testing.B) *catalog.Catalog {
+	cat := openCatalog(b, benchTree(b))
 	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	return cat
+}
+
+// BenchmarkReindexUnchanged reindexes a tree the catalog already holds.
+func BenchmarkReindexUnchanged(b *testing.B) {
+	cat := benchCatalog(b)
 	for range b.N {
 		st, err := cat.Reindex(ctx, catalog.ReindexOptions{})
 		if err != nil || st.Unchanged != benchN {
@@ -67,12 +72,7 @@ func BenchmarkReindexUnchanged(b *testing.B) {
 
 // BenchmarkListJSONL streams every snapshot as JSONL.
 func BenchmarkListJSONL(b *testing.B) {
-	c := benchTree(b)
-	cat := openCatalog(b, c)
-	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
+	cat := benchCatalog(b)
 	for range b.N {
 		w, _ := catalog.NewWriter(io.Discard, catalog.FormatJSONL, nil)
 		if err := cat.Each(ctx, catalog.Query{}, w.Write); err != nil {
@@ -85,12 +85,7 @@ func BenchmarkListJSONL(b *testing.B) {
 
 // BenchmarkEachWithResults streams every snapshot with its results decoded.
 func BenchmarkEachWithResults(b *testing.B) {
-	c := benchTree(b)
-	cat := openCatalog(b, c)
-	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
+	cat := benchCatalog(b)
 	for range b.N {
 		if err := cat.Each(ctx, catalog.Query{WithResults: true}, func(catalog.Entry) error { return nil }); err != nil {
 			b.Fatal(err)

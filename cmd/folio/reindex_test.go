@@ -15,33 +15,6 @@ import (
 	"folio/gen"
 )
 
-var (
-	catBinOnce sync.Once
-	catBinPath string
-	catBinErr  error
-)
-
-// catBin builds the folio binary once per test process.
-func catBin(t testing.TB) string {
-	t.Helper()
-	catBinOnce.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			catBinErr = err
-			return
-		}
-		catBinPath = filepath.Join(filepath.Dir(exe), "folio-catalog-test-bin")
-		out, err := exec.Command("go", "build", "-o", catBinPath, "folio/cmd/folio").CombinedOutput()
-		if err != nil {
-			catBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if catBinErr != nil {
-		t.Fatal(catBinErr)
-	}
-	return catBinPath
-}
-
 type catResult struct {
 	stdout, stderr string
 	code           int
@@ -53,7 +26,7 @@ func catRun(t testing.TB, dir string, args ...string) catResult {
 	if dir != "" {
 		args = append([]string{"--data-dir", dir}, args...)
 	}
-	cmd := exec.Command(catBin(t), args...)
+	cmd := exec.Command(folioBin(t), args...) // folioBin: update_test.go
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
