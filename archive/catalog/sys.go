@@ -22,11 +22,25 @@ type dirent struct {
 // listDir returns the entries of the directory at path, "." and ".."
 // excluded, in the order the filesystem gives them. buf is scratch space.
 func listDir(path string, buf []byte) ([]dirent, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := openDir(path)
 	if err != nil {
-		return nil, errnoErr(err)
+		return nil, err
 	}
 	defer unix.Close(fd)
+	return listDirFd(fd, buf)
+}
+
+// openDir opens a directory, never through a symlink.
+func openDir(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, errnoErr(err)
+	}
+	return fd, nil
+}
+
+// listDirFd lists the open directory fd.
+func listDirFd(fd int, buf []byte) ([]dirent, error) {
 	var out []dirent
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -70,6 +84,15 @@ func (d dirent) isDir(parent string) bool {
 		return unix.Lstat(parent+"/"+d.name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 	}
 	return false
+}
+
+// stampAt is the stamp of the file rel below the open directory dirfd:
+// a stat relative to a folder the walk holds open, without resolving the
+// whole path again.
+func stampAt(dirfd int, rel string) string {
+	var st unix.Stat_t
+	err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW)
+	return string(appendStat(nil, &st, err))
 }
 
 // fileStat is what the catalog keeps of an index file.

@@ -26,6 +26,7 @@ type folder struct {
 	user   string
 	name   string // last path component: the id or the legacy timestamp
 	known  *known // the catalog's row for dir, nil when new
+	pre    string // stamp of index.jsonl taken while listing, "" if none
 }
 
 // known is what the catalog remembers of a folder to decide, from a stat
@@ -81,7 +82,11 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 		if k := w.known[f.dir]; k != nil {
 			k.seen = true
 			f.known = k
-			if !w.force && statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile) == k.stamp {
+			cur := f.pre
+			if cur == "" || len(stampFiles(f.layout, k.indexFile)) > 1 {
+				cur = statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile)
+			}
+			if !w.force && cur == k.stamp {
 				if k.rowid == 0 {
 					w.unreadable.Add(1)
 					w.mu.Lock()
@@ -158,10 +163,15 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 				domains, _ := w.readDir(ctx, dateDir, buf)
 				for _, dom := range w.dirs(dateDir, domains) {
 					domDir := dateDir + "/" + dom
-					ids, _ := w.readDir(ctx, domDir, buf)
-					for _, id := range w.dirs(domDir, ids) {
-						mine = append(mine, folder{dir: domDir + "/" + id, layout: LayoutCurrent, user: u, name: id})
+					fd, ids, ok := w.openDir(ctx, domDir, buf)
+					if !ok {
+						continue
 					}
+					for _, id := range w.dirs(domDir, ids) {
+						mine = append(mine, folder{dir: domDir + "/" + id, layout: LayoutCurrent, user: u, name: id,
+							pre: stampAt(fd, id+"/"+archive.IndexFile)})
+					}
+					unix.Close(fd)
 				}
 				add(mine)
 				return ctx.Err()
@@ -210,6 +220,31 @@ func (w *walker) readDir(ctx context.Context, rel string, buf []byte) ([]dirent,
 	return entries, true
 }
 
+// openDir is readDir that also returns the open folder, for stats
+// relative to it; the caller closes it.
+func (w *walker) openDir(ctx context.Context, rel string, buf []byte) (int, []dirent, bool) {
+	if ctx.Err() != nil {
+		return -1, nil, false
+	}
+	fd, err := openDir(w.abs(rel))
+	var entries []dirent
+	if err == nil {
+		if entries, err = listDirFd(fd, buf); err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.mu.Lock()
+			w.blind = append(w.blind, rel)
+			w.problems = append(w.problems, Problem{Path: rel, Err: err})
+			w.mu.Unlock()
+		}
+		return -1, nil, false
+	}
+	return fd, entries, true
+}
+
 func (w *walker) isRealDir(rel string) bool {
 	st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel)))
 	return err == nil && st.IsDir()
@@ -255,7 +290,13 @@ func statStamp(absDir, layoutName, indexFile string) string {
 }
 
 func appendStamp(b []byte, p string, st *unix.Stat_t) []byte {
-	if err := unix.Lstat(p, st); err != nil {
+	return appendStat(b, st, unix.Lstat(p, st))
+}
+
+// appendStat encodes the result of an lstat: "-" when it failed, "x" and
+// the mode for anything but a regular file, else size:mtime_ns:inode.
+func appendStat(b []byte, st *unix.Stat_t, err error) []byte {
+	if err != nil {
 		return append(b, '-')
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
