@@ -283,7 +283,7 @@ const indexName = "index.jsonl"
 // replacing anything. On error the entries it created are removed again,
 // so a failed copy leaves the destination as it found it. It returns the
 // bytes copied.
-func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp) (n int64, err error) {
+func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp, direct bool) (n int64, err error) {
 	var created []string // destination paths, in creation order
 	defer func() {
 		if err != nil {
@@ -314,7 +314,7 @@ func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp) (n in
 			ts := []unix.Timespec{unix.NsecToTimespec(e.atime.UnixNano()), unix.NsecToTimespec(e.mtime.UnixNano())}
 			_ = unix.UtimesNanoAt(unix.AT_FDCWD, d, ts, unix.AT_SYMLINK_NOFOLLOW)
 		default:
-			w, err := c.copyFile(s, d, e)
+			w, err := c.copyFile(s, d, e, direct)
 			n += w
 			if err != nil {
 				return n, err
@@ -338,14 +338,18 @@ func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp) (n in
 
 // copyFile copies one regular file with its mode and times to d, which
 // must not exist. The data goes through copy_file_range when the kernel
-// offers it.
-func (c *copier) copyFile(s, d string, e *treeEntry) (int64, error) {
+// offers it. Into an existing folder it writes a temp file renamed into
+// place; direct (inside a private staging folder) it writes d itself.
+func (c *copier) copyFile(s, d string, e *treeEntry, direct bool) (int64, error) {
 	in, err := os.Open(s)
 	if err != nil {
 		return 0, err
 	}
 	defer in.Close()
-	tmp := filepath.Join(filepath.Dir(d), tempName(filepath.Base(d)))
+	tmp := d
+	if !direct {
+		tmp = filepath.Join(filepath.Dir(d), tempName(filepath.Base(d)))
+	}
 	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("copy %s: %w", s, err)
@@ -386,9 +390,11 @@ func (c *copier) copyFile(s, d string, e *treeEntry) (int64, error) {
 		os.Remove(tmp)
 		return 0, fmt.Errorf("set times of %s: %w", d, err)
 	}
-	if err := renameNoReplace(tmp, d); err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
+	if !direct {
+		if err := renameNoReplace(tmp, d); err != nil {
+			os.Remove(tmp)
+			return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
+		}
 	}
 	return w, nil
 }
@@ -480,7 +486,7 @@ func (c *copier) moveTree(src, dst string, tree []treeEntry, forceCopy bool) (re
 		}
 		stage := filepath.Join(filepath.Dir(dst), tempName(filepath.Base(dst)))
 		ops := make([]copyOp, len(tree)) // all opCreate
-		n, err := c.copyTree(src, stage, tree, ops)
+		n, err := c.copyTree(src, stage, tree, ops, true)
 		if err != nil {
 			os.RemoveAll(stage)
 			return false, n, err
@@ -496,7 +502,7 @@ func (c *copier) moveTree(src, dst string, tree []treeEntry, forceCopy bool) (re
 	if err != nil {
 		return false, 0, err
 	}
-	n, err = c.copyTree(src, dst, tree, ops)
+	n, err = c.copyTree(src, dst, tree, ops, false)
 	return false, n, err
 }
 

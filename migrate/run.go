@@ -533,7 +533,8 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
 		return undo(err)
 	}
-	if _, err := verifyTreeWith(src, dst, projections(copyMode)); err != nil {
+	verified, err := verifyTreeWith(src, dst, projections(copyMode))
+	if err != nil {
 		return undo(err)
 	}
 	if err := x.mark(jrecord{Step: stepVerified, Src: s.Source}, false); err != nil {
@@ -566,7 +567,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 	// From here on the journal owns the source: an error leaves it at
 	// "deleting" and the next run finishes the deletion after verifying
 	// again what is left.
-	if err := x.finishDelete(s.Source, s.Dest, copyMode); err != nil {
+	if err := x.finishDelete(s.Source, s.Dest, copyMode, verified); err != nil {
 		x.unfinished.Add(1)
 		return err
 	}
@@ -621,12 +622,21 @@ func projections(mode string) func(dst, rel string) bool {
 }
 
 // finishDelete verifies what is left of src against dst and deletes it.
-func (x *executor) finishDelete(srcRel, dstRel, mode string) error {
+// With the tree this run just verified byte for byte, the check is a
+// recheck of the entries' metadata; without (finishing an earlier run's
+// deletion) every remaining byte is compared again.
+func (x *executor) finishDelete(srcRel, dstRel, mode string, verified []treeEntry) error {
 	src, dst := x.c.Path(srcRel), x.c.Path(dstRel)
 	if ok, err := lexists(src); err != nil || !ok {
 		return err
 	}
-	tree, err := verifyTreeWith(src, dst, projections(mode))
+	var tree []treeEntry
+	var err error
+	if verified != nil {
+		tree, err = recheck(src, dst, verified, projections(mode))
+	} else {
+		tree, err = verifyTreeWith(src, dst, projections(mode))
+	}
 	if err != nil {
 		return fmt.Errorf("verify %s again before deleting it: %w", src, err)
 	}
@@ -1012,7 +1022,7 @@ func (x *executor) recoverOne(r jrecord) error {
 		if !dstOK {
 			return fmt.Errorf("destination %s is missing", dst)
 		}
-		if err := x.finishDelete(r.Src, r.Dst, r.Mode); err != nil {
+		if err := x.finishDelete(r.Src, r.Dst, r.Mode, nil); err != nil {
 			return err
 		}
 		if err := x.makeLink(r.Link, r.LinkTo); err != nil {

@@ -93,3 +93,36 @@ func replacedCrawlLink(dst, rel string) bool {
 	fi, err := os.Lstat(under(dst, dir+compact))
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
+
+// recheck is the verification just before a deletion, right after
+// verifyTree compared every byte (with only an index write and a syncfs in
+// between, under the collection lock): it walks src again and requires
+// exactly the verified entries — same kinds, sizes, mtimes and link
+// texts — and each still present at dst with the same kind and size. A
+// file that changed or appeared since the content check fails it.
+func recheck(src, dst string, verified []treeEntry, replaced func(dst, rel string) bool) ([]treeEntry, error) {
+	now, err := walkTree(src)
+	if err != nil {
+		return nil, err
+	}
+	if len(now) != len(verified) {
+		return nil, fmt.Errorf("%w: %s changed since it was verified (%d entries, then %d)", ErrMismatch, src, len(now), len(verified))
+	}
+	for i := range now {
+		a, b := &now[i], &verified[i]
+		if a.rel != b.rel || a.mode != b.mode || a.size != b.size || !a.mtime.Equal(b.mtime) || a.target != b.target {
+			return nil, fmt.Errorf("%w: %s changed since it was verified", ErrMismatch, under(src, a.rel))
+		}
+		fi, err := os.Lstat(under(dst, a.rel))
+		if errors.Is(err, fs.ErrNotExist) && replaced != nil && a.isLink() && replaced(dst, a.rel) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMismatch, err)
+		}
+		if fi.Mode().Type() != a.mode.Type() || (a.isRegular() && a.rel != indexName && fi.Size() != a.size) {
+			return nil, fmt.Errorf("%w: %s changed since it was verified", ErrMismatch, under(dst, a.rel))
+		}
+	}
+	return now, nil
+}
