@@ -490,8 +490,9 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	switch {
 	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
 		// Its other captures are known once the stream has ended.
+		cp := *it // not it: a pointer would keep the whole page's batch alive
 		s.mu.Lock()
-		s.deferred = append(s.deferred, it)
+		s.deferred = append(s.deferred, &cp)
 		s.mu.Unlock()
 		dirty = false
 	case dirty:
