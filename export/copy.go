@@ -158,11 +158,11 @@ func isLinkedCopy(fi os.FileInfo) bool { return linkCount(fi) > 1 }
 // removeUnselected deletes the copies of snapshots an earlier export to
 // the same folder held and this one does not.
 func (s *site) removeUnselected() (int, error) {
-	if s.prev == nil {
+	if s.last == nil {
 		return 0, nil
 	}
 	n := 0
-	for h, old := range s.prev.Snaps {
+	for h, old := range s.last.Snaps {
 		if _, ok := s.next.Snaps[h]; ok || !strings.HasPrefix(old.Dir, archive.ArchiveDir+"/") {
 			continue
 		}

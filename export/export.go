@@ -187,6 +187,7 @@ type site struct {
 	sandbox  string
 	key      uint64
 	prev     *state // nil: write everything
+	last     *state // the previous export's state even when it is not used (--full): what to clean up
 	next     *state
 	statePth string
 
@@ -237,14 +238,13 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	}
 	s.key = newHasher().str(tpl.Version).str(opts.Title).str(opts.Version).
 		u64(uint64(opts.PageSize)).str(s.sandbox).str(strconv.FormatBool(opts.Gzip)).str(s.dst).sum()
-	if !opts.Full {
-		prev, err := readState(s.statePth)
-		if err != nil {
-			return nil, err
-		}
-		if prev != nil && prev.Key == s.key {
-			s.prev = prev
-		}
+	prev, err := readState(s.statePth)
+	if err != nil {
+		return nil, err
+	}
+	s.last = prev
+	if !opts.Full && prev != nil && prev.Key == s.key {
+		s.prev = prev
 	}
 	s.next = newState(s.key)
 	return s, nil
