@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 )
 
 // IndexFile is the per-snapshot index file name.
@@ -26,8 +25,25 @@ type Index struct {
 
 type line struct {
 	raw  []byte // the line as read, without its "\n"; nil once changed
-	obj  Object // the decoded record; nil for lines that are not records
+	obj  Object // the record as an Object; for JSON lines read, built on first use
 	kind string // record type after ArchiveBox's normalisation
+}
+
+// object returns the record of a line, decoding a JSON line on first use.
+func (l *line) object() Object {
+	if l.obj == nil && l.kind != "" {
+		l.obj, _ = parseObject(bytes.TrimSpace(l.raw))
+	}
+	return l.obj
+}
+
+// record fills r with the record's values.
+func (l *line) record(r *rawRecord) {
+	if l.obj != nil {
+		r.fromObject(l.obj)
+	} else {
+		r.scan(bytes.TrimSpace(l.raw))
+	}
 }
 
 // LineError describes one line of index.jsonl that is not a record.
@@ -38,17 +54,26 @@ type LineError struct {
 
 func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
-var (
-	dashedIDLine  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	compactIDLine = regexp.MustCompile(`^[0-9a-fA-F]{32}$`)
-)
+// LineInfo is what ArchiveBox's loader makes of one index.jsonl line.
+type LineInfo struct {
+	Kind    string // the record type; "" when the line is not a record
+	Status  string // the "status" string of a JSON record
+	Problem string // why a line that is neither blank nor a comment is not a record
+}
+
+// ClassifyLine reads one line of index.jsonl (without its "\n") by the
+// rules of ParseIndex, decoding no more of it than its type and status.
+func ClassifyLine(line []byte) LineInfo {
+	info, _ := classify(bytes.TrimSpace(line))
+	return info
+}
 
 // ParseIndex reads index.jsonl content with ArchiveBox's line rules:
 // blank lines and "#" comments are skipped, JSON objects are records (one
 // with a url and no type is a Snapshot), bare http(s)/file URLs and bare ids
 // are Snapshot records, and everything else is dropped. Dropped lines that
 // look like broken records are returned as problems; all lines are kept
-// for rewriting.
+// for rewriting. Records are checked here and decoded when asked for.
 func ParseIndex(data []byte) (*Index, []LineError) {
 	ix := &Index{finalEOL: len(data) == 0 || data[len(data)-1] == '\n'}
 	var problems []LineError
@@ -59,56 +84,71 @@ func ParseIndex(data []byte) (*Index, []LineError) {
 	if ix.finalEOL {
 		body = data[:len(data)-1]
 	}
-	for n, raw := range bytes.Split(body, []byte("\n")) {
-		l := line{raw: raw}
-		l.obj, l.kind = classify(bytes.TrimSpace(raw))
-		if l.kind == "" {
-			if reason := lineProblem(bytes.TrimSpace(raw)); reason != "" {
-				problems = append(problems, LineError{Line: n + 1, Reason: reason})
-			}
+	ix.lines = make([]line, 0, bytes.Count(body, []byte{'\n'})+1)
+	for n := 1; ; n++ {
+		raw, rest, more := body, []byte(nil), false
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			raw, rest, more = body[:i:i], body[i+1:], true
 		}
-		ix.lines = append(ix.lines, l)
+		info, bare := classify(bytes.TrimSpace(raw))
+		if info.Problem != "" {
+			problems = append(problems, LineError{Line: n, Reason: info.Problem})
+		}
+		ix.lines = append(ix.lines, line{raw: raw, obj: bare, kind: info.Kind})
+		if !more {
+			return ix, problems
+		}
+		body = rest
 	}
-	return ix, problems
 }
 
-func classify(t []byte) (Object, string) {
+// classify reads one trimmed line. bare is the record of a bare URL or id
+// line; JSON lines are only checked and typed here.
+func classify(t []byte) (info LineInfo, bare Object) {
 	switch {
 	case len(t) == 0 || t[0] == '#':
-		return nil, ""
+		return LineInfo{}, nil
 	case t[0] == '{':
-		obj, err := parseObject(t)
-		if err != nil {
-			return nil, ""
+		var r rawRecord
+		if !r.scan(t) {
+			return LineInfo{Problem: "invalid JSON: " + invalidObject(t).Error()}, nil
 		}
-		kind := obj.String("type")
-		if _, hasURL := obj.Get("url"); kind == "" && hasURL {
-			if _, hasType := obj.Get("type"); !hasType {
-				kind = TypeSnapshot
-			}
+		if info.Kind = r.kind(); info.Kind == "" {
+			return LineInfo{Problem: "record has no type"}, nil
 		}
-		return obj, kind
+		if r.status != nil {
+			info.Status = shortString(r.status)
+		}
+		return info, nil
 	case bytes.HasPrefix(t, []byte("http://")), bytes.HasPrefix(t, []byte("https://")), bytes.HasPrefix(t, []byte("file://")):
-		return Object{{"type", py(TypeSnapshot)}, {"url", py(string(t))}}, TypeSnapshot
-	case dashedIDLine.Match(t), compactIDLine.Match(t):
-		return Object{{"type", py(TypeSnapshot)}, {"id", py(string(t))}}, TypeSnapshot
+		return LineInfo{Kind: TypeSnapshot}, Object{{"type", py(TypeSnapshot)}, {"url", py(string(t))}}
+	case isBareID(t):
+		return LineInfo{Kind: TypeSnapshot}, Object{{"type", py(TypeSnapshot)}, {"id", py(string(t))}}
+	case !isText(t):
+		return LineInfo{Problem: "binary data"}, nil
 	}
-	return nil, ""
+	return LineInfo{Problem: "not a JSON record, URL or id"}, nil
 }
 
-func lineProblem(t []byte) string {
-	switch {
-	case len(t) == 0 || t[0] == '#':
-		return ""
-	case t[0] == '{':
-		if _, err := parseObject(t); err != nil {
-			return "invalid JSON: " + err.Error()
-		}
-		return "record has no type"
-	case !isText(t):
-		return "binary data"
+// isBareID matches a snapshot id alone on a line: 32 hex digits, or a
+// dashed UUID.
+func isBareID(t []byte) bool {
+	dashed := len(t) == 36
+	if !dashed && len(t) != 32 {
+		return false
 	}
-	return "not a JSON record, URL or id"
+	for i, c := range t {
+		if dashed && (i == 8 || i == 13 || i == 18 || i == 23) {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !(isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 func isText(b []byte) bool {
@@ -120,11 +160,42 @@ func isText(b []byte) bool {
 	return true
 }
 
+// DecodeSnapshotLine decodes one index.jsonl line as Index.Snapshot
+// decodes it, and reports false when the line is not a Snapshot record.
+func DecodeSnapshotLine(line []byte) (Snapshot, bool) {
+	var r rawRecord
+	t := bytes.TrimSpace(line)
+	if len(t) > 0 && t[0] == '{' {
+		if !r.scan(t) || r.kind() != TypeSnapshot {
+			return Snapshot{}, false
+		}
+		return decodeSnapshot(&r), true
+	}
+	info, bare := classify(t)
+	if info.Kind != TypeSnapshot {
+		return Snapshot{}, false
+	}
+	r.fromObject(bare)
+	return decodeSnapshot(&r), true
+}
+
+// DecodeResultLine decodes one index.jsonl line as Index.Results decodes
+// it, and reports false when the line is not an ArchiveResult record.
+func DecodeResultLine(line []byte) (Result, bool) {
+	var r rawRecord
+	if !r.scan(bytes.TrimSpace(line)) || r.kind() != TypeArchiveResult {
+		return Result{}, false
+	}
+	return decodeResult(&r), true
+}
+
 // Snapshot returns the first Snapshot record, which is the snapshot's
 // identity in ArchiveBox's loaders.
 func (ix *Index) Snapshot() (Snapshot, bool) {
 	if i := ix.snapshotLine(); i >= 0 {
-		return decodeSnapshot(ix.lines[i].obj), true
+		var r rawRecord
+		ix.lines[i].record(&r)
+		return decodeSnapshot(&r), true
 	}
 	return Snapshot{}, false
 }
@@ -140,10 +211,21 @@ func (ix *Index) snapshotLine() int {
 
 // Results returns the ArchiveResult records in file order.
 func (ix *Index) Results() []Result {
-	var out []Result
+	n := 0
 	for _, l := range ix.lines {
 		if l.kind == TypeArchiveResult {
-			out = append(out, decodeResult(l.obj))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Result, 0, n)
+	var r rawRecord
+	for i := range ix.lines {
+		if ix.lines[i].kind == TypeArchiveResult {
+			ix.lines[i].record(&r)
+			out = append(out, decodeResult(&r))
 		}
 	}
 	return out
@@ -172,7 +254,7 @@ func (ix *Index) SetSnapshot(s Snapshot) {
 		return
 	}
 	l := ix.lines[i]
-	if merged, changed := merge(l.obj, s.fields(), sameSnapshotValue); changed {
+	if merged, changed := merge(l.object(), s.fields(), sameSnapshotValue); changed {
 		l = line{obj: merged, kind: TypeSnapshot}
 	}
 	copy(ix.lines[1:i+1], ix.lines[:i])
@@ -182,8 +264,9 @@ func (ix *Index) SetSnapshot(s Snapshot) {
 // AddResult appends r, or replaces the ArchiveResult record with the same
 // id when r has one.
 func (ix *Index) AddResult(r Result) {
-	for i, l := range ix.lines {
-		if r.ID != "" && l.kind == TypeArchiveResult && l.obj.String("id") == r.ID {
+	for i := range ix.lines {
+		l := &ix.lines[i]
+		if r.ID != "" && l.kind == TypeArchiveResult && l.object().String("id") == r.ID {
 			if merged, changed := merge(l.obj, r.fields(), sameRaw); changed {
 				ix.lines[i] = line{obj: merged, kind: TypeArchiveResult}
 			}
@@ -196,8 +279,8 @@ func (ix *Index) AddResult(r Result) {
 // Append adds a line that folio keeps verbatim (a record of another type or
 // a line carried over from another file).
 func (ix *Index) Append(raw []byte) {
-	obj, kind := classify(bytes.TrimSpace(raw))
-	ix.lines = append(ix.lines, line{raw: append([]byte(nil), raw...), obj: obj, kind: kind})
+	info, bare := classify(bytes.TrimSpace(raw))
+	ix.lines = append(ix.lines, line{raw: append([]byte(nil), raw...), obj: bare, kind: info.Kind})
 }
 
 // Foreign returns the lines that are neither Snapshot nor ArchiveResult
@@ -239,18 +322,17 @@ func sameSnapshotValue(key string, a, b json.RawMessage) bool {
 	if sameRaw(key, a, b) {
 		return true
 	}
-	x, y := Object{{key, a}}, Object{{key, b}}
 	switch key {
 	case "title", "status", "fs_version", "url", "notes", "schema_version":
-		return x.String(key) == y.String(key)
+		return stringValue(a) == stringValue(b)
 	case "timestamp":
-		return scalarString(x, key) == scalarString(y, key)
+		return scalarString(a) == scalarString(b)
 	case "bookmarked_at", "created_at":
-		return decodeTime(x, key).Equal(decodeTime(y, key))
+		return decodeTime(a).Equal(decodeTime(b))
 	case "tags":
-		return TagString(decodeTags(x)) == TagString(decodeTags(y))
+		return TagString(decodeTags(a)) == TagString(decodeTags(b))
 	case "depth", "archive_size", "output_size":
-		return decodeInt(x, key) == decodeInt(y, key)
+		return decodeInt(a) == decodeInt(b)
 	}
 	return false
 }

@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -33,40 +32,35 @@ func ParseLegacyIndex(data []byte) (*LegacyIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
-	li := &LegacyIndex{Snapshot: decodeSnapshot(obj), Object: obj}
+	var top rawRecord
+	top.fromObject(obj)
+	li := &LegacyIndex{Snapshot: decodeSnapshot(&top), Object: obj}
 	list, hasList := obj.Get("archive_results")
 	switch {
-	case obj.String("fs_version") != "":
-		li.FSVersion = obj.String("fs_version")
+	case li.Snapshot.FSVersion != "":
+		li.FSVersion = li.Snapshot.FSVersion
 	case hasList:
 		li.FSVersion = "0.8.0"
 	default:
 		li.FSVersion = "0.7.0"
 	}
-	if hasList {
-		var entries []json.RawMessage
-		if json.Unmarshal(list, &entries) == nil {
-			for _, e := range entries {
-				if o, err := parseObject(e); err == nil {
-					li.Results = append(li.Results, legacyResult(o, ""))
-				}
+	// The whole file is valid JSON by now, so the lists and objects inside
+	// are walked without decoding them first.
+	var r rawRecord
+	addEntries := func(entries []byte, plugin string) {
+		scanElements(entries, func(e []byte) {
+			if e[0] == '{' && r.scan(e) {
+				li.Results = append(li.Results, legacyResult(&r, plugin))
 			}
-		}
+		})
 	}
-	if raw, ok := obj.Get("history"); ok {
-		if history, err := parseObject(raw); err == nil {
-			for _, m := range history {
-				var entries []json.RawMessage
-				if json.Unmarshal(m.Value, &entries) != nil {
-					continue
-				}
-				for _, e := range entries {
-					if o, err := parseObject(e); err == nil {
-						li.Results = append(li.Results, legacyResult(o, m.Key))
-					}
-				}
-			}
-		}
+	if hasList {
+		addEntries(list, "")
+	}
+	if history, ok := obj.Get("history"); ok {
+		scanMembers(history, func(key, entries []byte) {
+			addEntries(entries, keyString(key))
+		})
 	}
 	return li, nil
 }
@@ -74,8 +68,8 @@ func ParseLegacyIndex(data []byte) (*LegacyIndex, error) {
 // legacyResult converts one legacy result as convert_index_json_to_jsonl
 // does: plugin from the entry or its history key, status normalised,
 // output as output_str.
-func legacyResult(o Object, key string) Result {
-	r := decodeResult(o)
+func legacyResult(raw *rawRecord, key string) Result {
+	r := decodeResult(raw)
 	if r.Plugin == "" {
 		r.Plugin = key
 	}
@@ -85,8 +79,8 @@ func legacyResult(o Object, key string) Result {
 	r.Status = NormalizeStatus(r.Status)
 	if r.OutputStr == "" {
 		// Errors were stored as objects or strings under "output".
-		if raw, ok := o.Get("output"); ok && len(raw) > 0 && raw[0] != '"' && string(raw) != "null" {
-			r.OutputStr = string(raw)
+		if out := raw.output; len(out) > 0 && out[0] != '"' && string(out) != "null" {
+			r.OutputStr = string(out)
 		}
 	}
 	return r

@@ -1,11 +1,14 @@
 package archive
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Record types folio reads and writes in a snapshot's index.jsonl.
@@ -95,22 +98,21 @@ func TagString(tags []string) string {
 
 // NormalizeTags trims, drops empties, dedupes and sorts tag names.
 func NormalizeTags(tags []string) []string {
-	seen := make(map[string]bool, len(tags))
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {
-		t = strings.TrimSpace(t)
-		if t == "" || seen[t] {
-			continue
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
 		}
-		seen[t] = true
-		out = append(out, t)
 	}
 	sort.Strings(out)
-	return out
+	return slices.Compact(out)
 }
 
 // SplitTags parses a comma-separated tag string.
 func SplitTags(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return []string{}
+	}
 	return NormalizeTags(strings.Split(s, ","))
 }
 
@@ -150,32 +152,6 @@ func (s *Snapshot) fields() Object {
 		obj = append(obj, Member{"notes", py(s.Notes)})
 	}
 	return obj
-}
-
-// decodeSnapshot reads a Snapshot record, tolerating every shape ArchiveBox
-// wrote: tags as a string or a list, ids dashed or compact, times in any
-// ISO form or unix seconds.
-func decodeSnapshot(o Object) Snapshot {
-	s := Snapshot{
-		ID:            compactID(o.String("id")),
-		CrawlID:       compactID(o.String("crawl_id")),
-		URL:           o.String("url"),
-		Timestamp:     scalarString(o, "timestamp"),
-		Title:         o.String("title"),
-		Tags:          decodeTags(o),
-		BookmarkedAt:  decodeTime(o, "bookmarked_at"),
-		CreatedAt:     decodeTime(o, "created_at"),
-		Depth:         int(decodeInt(o, "depth")),
-		Status:        o.String("status"),
-		FSVersion:     o.String("fs_version"),
-		ArchiveSize:   decodeInt(o, "archive_size"),
-		Notes:         o.String("notes"),
-		SchemaVersion: o.String("schema_version"),
-	}
-	if s.ArchiveSize == 0 {
-		s.ArchiveSize = decodeInt(o, "output_size")
-	}
-	return s
 }
 
 func (r *Result) fields() Object {
@@ -231,35 +207,174 @@ func (r *Result) fields() Object {
 	return obj
 }
 
-func decodeResult(o Object) Result {
-	r := Result{
-		ID:              o.String("id"),
-		SnapshotID:      compactID(o.String("snapshot_id")),
-		Plugin:          o.String("plugin"),
-		HookName:        o.String("hook_name"),
-		Status:          o.String("status"),
-		OutputStr:       o.String("output_str"),
-		StartTS:         decodeTime(o, "start_ts"),
-		EndTS:           decodeTime(o, "end_ts"),
-		OutputFiles:     decodeOutputFiles(o),
-		OutputSize:      decodeInt(o, "output_size"),
-		OutputMimetypes: o.String("output_mimetypes"),
-		Cmd:             decodeCmd(o),
-		CmdVersion:      o.String("cmd_version"),
-		ProcessID:       o.String("process_id"),
-		Pwd:             o.String("pwd"),
-		SchemaVersion:   o.String("schema_version"),
+// rawRecord holds the raw JSON values of the keys folio reads from a
+// Snapshot or ArchiveResult record, the last occurrence of a key winning
+// as in Object.Get. It is filled from a line by the byte scanner without
+// allocating, or from an Object, so that one decoder serves both.
+type rawRecord struct {
+	hasType, hasURL bool
+
+	typ, schemaVersion, id, url, status, notes                      []byte
+	crawlID, title, tags, bookmarkedAt, createdAt, timestamp, depth []byte
+	fsVersion, archiveSize, outputSize                              []byte
+	snapshotID, plugin, extractor, hookName, outputStr, output      []byte
+	startTS, endTS, outputFiles, outputMimetypes, cmd, cmdVersion   []byte
+	processID, pwd, outputJSON                                      []byte
+}
+
+func (r *rawRecord) set(key string, v []byte) {
+	switch key {
+	case "type":
+		r.typ, r.hasType = v, true
+	case "schema_version":
+		r.schemaVersion = v
+	case "id":
+		r.id = v
+	case "url":
+		r.url, r.hasURL = v, true
+	case "status":
+		r.status = v
+	case "notes":
+		r.notes = v
+	case "crawl_id":
+		r.crawlID = v
+	case "title":
+		r.title = v
+	case "tags":
+		r.tags = v
+	case "bookmarked_at":
+		r.bookmarkedAt = v
+	case "created_at":
+		r.createdAt = v
+	case "timestamp":
+		r.timestamp = v
+	case "depth":
+		r.depth = v
+	case "fs_version":
+		r.fsVersion = v
+	case "archive_size":
+		r.archiveSize = v
+	case "output_size":
+		r.outputSize = v
+	case "snapshot_id":
+		r.snapshotID = v
+	case "plugin":
+		r.plugin = v
+	case "extractor":
+		r.extractor = v
+	case "hook_name":
+		r.hookName = v
+	case "output_str":
+		r.outputStr = v
+	case "output":
+		r.output = v
+	case "start_ts":
+		r.startTS = v
+	case "end_ts":
+		r.endTS = v
+	case "output_files":
+		r.outputFiles = v
+	case "output_mimetypes":
+		r.outputMimetypes = v
+	case "cmd":
+		r.cmd = v
+	case "cmd_version":
+		r.cmdVersion = v
+	case "process_id":
+		r.processID = v
+	case "pwd":
+		r.pwd = v
+	case "output_json":
+		r.outputJSON = v
 	}
-	if raw, ok := o.Get("output_json"); ok && string(raw) != "null" {
-		r.OutputJSON = raw
+}
+
+// scan fills r from one JSON object and reports whether it is one.
+func (r *rawRecord) scan(obj []byte) bool {
+	*r = rawRecord{}
+	return scanMembers(obj, func(key, val []byte) {
+		if bytes.IndexByte(key, '\\') < 0 {
+			r.set(string(key[1:len(key)-1]), val)
+		} else {
+			r.set(keyString(key), val)
+		}
+	})
+}
+
+func (r *rawRecord) fromObject(o Object) {
+	*r = rawRecord{}
+	for _, m := range o {
+		r.set(m.Key, m.Value)
 	}
-	if r.Plugin == "" {
-		r.Plugin = o.String("extractor")
+}
+
+// kind is the record type as ArchiveBox's loader sees it: the "type"
+// string, else Snapshot for an object with a url and no type at all.
+func (r *rawRecord) kind() string {
+	if r.hasType {
+		return shortString(r.typ)
 	}
-	if r.OutputStr == "" {
-		r.OutputStr = o.String("output")
+	if r.hasURL {
+		return TypeSnapshot
 	}
-	return r
+	return ""
+}
+
+// decodeSnapshot reads a Snapshot record, tolerating every shape ArchiveBox
+// wrote: tags as a string or a list, ids dashed or compact, times in any
+// ISO form or unix seconds.
+func decodeSnapshot(r *rawRecord) Snapshot {
+	s := Snapshot{
+		ID:            compactID(stringValue(r.id)),
+		CrawlID:       compactID(stringValue(r.crawlID)),
+		URL:           stringValue(r.url),
+		Timestamp:     scalarString(r.timestamp),
+		Title:         stringValue(r.title),
+		Tags:          decodeTags(r.tags),
+		BookmarkedAt:  decodeTime(r.bookmarkedAt),
+		CreatedAt:     decodeTime(r.createdAt),
+		Depth:         int(decodeInt(r.depth)),
+		Status:        shortString(r.status),
+		FSVersion:     shortString(r.fsVersion),
+		ArchiveSize:   decodeInt(r.archiveSize),
+		Notes:         stringValue(r.notes),
+		SchemaVersion: shortString(r.schemaVersion),
+	}
+	if s.ArchiveSize == 0 {
+		s.ArchiveSize = decodeInt(r.outputSize)
+	}
+	return s
+}
+
+func decodeResult(r *rawRecord) Result {
+	res := Result{
+		ID:              stringValue(r.id),
+		SnapshotID:      compactID(stringValue(r.snapshotID)),
+		Plugin:          shortString(r.plugin),
+		HookName:        stringValue(r.hookName),
+		Status:          shortString(r.status),
+		OutputStr:       stringValue(r.outputStr),
+		StartTS:         decodeTime(r.startTS),
+		EndTS:           decodeTime(r.endTS),
+		OutputFiles:     decodeOutputFiles(r.outputFiles),
+		OutputSize:      decodeInt(r.outputSize),
+		OutputMimetypes: shortString(r.outputMimetypes),
+		Cmd:             decodeCmd(r.cmd),
+		CmdVersion:      stringValue(r.cmdVersion),
+		ProcessID:       stringValue(r.processID),
+		Pwd:             stringValue(r.pwd),
+		SchemaVersion:   shortString(r.schemaVersion),
+	}
+	if r.outputJSON != nil && string(r.outputJSON) != "null" {
+		res.OutputJSON = append(json.RawMessage(nil), r.outputJSON...)
+	}
+	if res.Plugin == "" {
+		res.Plugin = shortString(r.extractor)
+	}
+	if res.OutputStr == "" {
+		res.OutputStr = stringValue(r.output)
+	}
+	return res
 }
 
 // compactID writes dashed UUIDs as the 32-hex form ArchiveBox 0.9.4 uses.
@@ -270,69 +385,64 @@ func compactID(s string) string {
 	return s
 }
 
-func scalarString(o Object, key string) string {
-	raw, ok := o.Get(key)
-	if !ok {
+// The value decoders below take a raw JSON value, nil when the key is
+// absent, and convert it as encoding/json would (FuzzDecodeSnapshot and
+// FuzzDecodeResult compare them with a decoder built on encoding/json).
+
+// scalarString is a string's text or a number's literal, else "".
+func scalarString(raw []byte) string {
+	switch {
+	case len(raw) == 0:
 		return ""
-	}
-	if len(raw) > 0 && raw[0] == '"' {
-		s, _ := unquote(raw)
-		return s
-	}
-	if n, err := strconv.ParseFloat(string(raw), 64); err == nil && len(raw) > 0 && raw[0] != 'N' && raw[0] != 'I' {
-		_ = n
+	case raw[0] == '"':
+		return stringValue(raw)
+	case raw[0] == '-' || isDigit(raw[0]):
 		return string(raw)
-	}
-	var v any
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return ""
-	}
-	switch v := v.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
 	}
 	return ""
 }
 
-func decodeTime(o Object, key string) time.Time {
-	t, _ := ParseTime(scalarString(o, key))
+func decodeTime(raw []byte) time.Time {
+	if len(raw) == 0 || raw[0] == 'n' {
+		return time.Time{}
+	}
+	t, _ := ParseTime(scalarString(raw))
 	return t
 }
 
-func decodeInt(o Object, key string) int64 {
-	raw, ok := o.Get(key)
-	if !ok {
+// decodeInt is json.Unmarshal into a json.Number, then its Int64 or
+// truncated Float64; anything else is 0.
+func decodeInt(raw []byte) int64 {
+	if len(raw) == 0 {
 		return 0
 	}
-	if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+	switch c := raw[0]; {
+	case c == '-' || isDigit(c):
+		return numberInt(string(raw))
+	case c == '"':
+		if s := stringValue(raw); isNumber(s) {
+			return numberInt(s)
+		}
+	}
+	return 0
+}
+
+func numberInt(s string) int64 {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return i
 	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) != nil {
-		return 0
-	}
-	if i, err := n.Int64(); err == nil {
-		return i
-	}
-	if f, err := n.Float64(); err == nil {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		return int64(f)
 	}
 	return 0
 }
 
-func decodeTags(o Object) []string {
-	raw, ok := o.Get("tags")
-	if !ok {
+func decodeTags(raw []byte) []string {
+	switch {
+	case raw == nil:
 		return nil
-	}
-	if len(raw) > 0 && raw[0] == '"' {
-		if s, err := unquote(raw); err == nil {
-			return SplitTags(s)
-		}
+	case raw[0] == '"':
+		return SplitTags(stringValue(raw))
 	}
 	var list []string
 	if json.Unmarshal(raw, &list) == nil {
@@ -341,42 +451,61 @@ func decodeTags(o Object) []string {
 	return nil
 }
 
-func decodeCmd(o Object) []string {
-	raw, ok := o.Get("cmd")
-	if !ok {
+// decodeCmd is json.Unmarshal into []string, else a non-empty string as
+// a one-word command.
+func decodeCmd(raw []byte) []string {
+	if raw == nil {
 		return nil
 	}
-	var list []string
-	if json.Unmarshal(raw, &list) == nil {
-		return list
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil && s != "" {
-		return []string{s}
+	switch raw[0] {
+	case '"':
+		if s := stringValue(raw); s != "" {
+			return []string{s}
+		}
+	case '[':
+		list, ok := []string{}, true
+		scanElements(raw, func(v []byte) {
+			switch v[0] {
+			case '"':
+				list = append(list, stringValue(v))
+			case 'n':
+				list = append(list, "")
+			default:
+				ok = false
+			}
+		})
+		if ok {
+			return list
+		}
 	}
 	return nil
 }
 
+// fileMeta is the metadata of one output file as encoding/json reads it.
+type fileMeta struct {
+	Path      string `json:"path"`
+	Size      int64  `json:"size"`
+	Mimetype  string `json:"mimetype"`
+	Extension string `json:"extension"`
+}
+
 // decodeOutputFiles accepts output_files as {path: {size, mimetype, ...}}
 // (0.9) or as a list of paths or {path, size} objects.
-func decodeOutputFiles(o Object) []OutputFile {
-	raw, ok := o.Get("output_files")
-	if !ok {
+func decodeOutputFiles(raw []byte) []OutputFile {
+	if raw == nil {
 		return nil
 	}
-	type meta struct {
-		Path      string `json:"path"`
-		Size      int64  `json:"size"`
-		Mimetype  string `json:"mimetype"`
-		Extension string `json:"extension"`
-	}
-	if files, err := parseObject(raw); err == nil {
-		out := make([]OutputFile, 0, len(files))
-		for _, m := range files {
-			var md meta
-			_ = json.Unmarshal(m.Value, &md)
-			out = append(out, OutputFile{Path: m.Key, Size: md.Size, Mimetype: md.Mimetype, Extension: md.Extension})
-		}
+	if raw[0] == '{' {
+		out := make([]OutputFile, 0, 2)
+		scanMembers(raw, func(key, val []byte) {
+			f := OutputFile{Path: keyString(key)}
+			if val[0] == '{' && !fastFileMeta(val, &f) {
+				var md fileMeta
+				_ = json.Unmarshal(val, &md)
+				f.Size, f.Mimetype, f.Extension = md.Size, md.Mimetype, md.Extension
+			}
+			out = append(out, f)
+		})
 		return out
 	}
 	var list []json.RawMessage
@@ -390,10 +519,61 @@ func decodeOutputFiles(o Object) []OutputFile {
 			out = append(out, OutputFile{Path: p})
 			continue
 		}
-		var md meta
+		var md fileMeta
 		if json.Unmarshal(e, &md) == nil && md.Path != "" {
 			out = append(out, OutputFile{Path: md.Path, Size: md.Size, Mimetype: md.Mimetype, Extension: md.Extension})
 		}
 	}
 	return out
+}
+
+// fastFileMeta reads the metadata object of one output file in the plain
+// case (exact lowercase keys; integer, string and null values) and reports
+// false when encoding/json has to decide (floats, other types, keys that
+// differ from the field names only in case).
+func fastFileMeta(raw []byte, f *OutputFile) bool {
+	ok := true
+	scanMembers(raw, func(key, val []byte) {
+		name := key[1 : len(key)-1]
+		switch string(name) {
+		case "size":
+			switch {
+			case val[0] == 'n':
+			case val[0] == '-' || isDigit(val[0]):
+				n, err := strconv.ParseInt(string(val), 10, 64)
+				if err != nil {
+					ok = false
+				}
+				f.Size = n
+			default:
+				ok = false
+			}
+		case "mimetype", "extension":
+			switch val[0] {
+			case 'n':
+				return
+			case '"':
+				if name[0] == 'm' {
+					f.Mimetype = shortString(val)
+				} else {
+					f.Extension = shortString(val)
+				}
+			default:
+				ok = false
+			}
+		case "path": // the key is the path
+		default:
+			for _, c := range name {
+				if c >= utf8.RuneSelf || c == '\\' {
+					ok = false
+				}
+			}
+			for _, known := range [...]string{"size", "mimetype", "extension", "path"} {
+				if strings.EqualFold(string(name), known) {
+					ok = false
+				}
+			}
+		}
+	})
+	return ok
 }
