@@ -489,7 +489,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 				return err
 			}
 		}
-		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: modeRename, Index: ix, Link: link, LinkTo: linkTo}, true); err != nil {
+		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: modeRename, Index: ix, Link: link, LinkTo: linkTo}, mustSurvivePowerLoss(it)); err != nil {
 			return x.abandon(s, err)
 		}
 		renamed, _, err := cp.moveTree(src, dst, tree, false)
@@ -513,7 +513,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			return x.abandon(s, err)
 		}
 	} else {
-		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Fresh: !dstExists, Link: link, LinkTo: linkTo}, true); err != nil {
+		if err := x.mark(jrecord{Step: stepPlanned, Src: s.Source, Dst: s.Dest, Mode: copyMode, Fresh: !dstExists, Link: link, LinkTo: linkTo}, mustSurvivePowerLoss(it)); err != nil {
 			return x.abandon(s, err)
 		}
 		if _, _, err := cp.moveTree(src, dst, tree, true); err != nil {
@@ -602,6 +602,16 @@ func (x *executor) renamed(s *Step, dst string, it *Item, ix []byte, link, linkT
 	return x.mark(jrecord{Step: stepDone, Src: s.Source}, false)
 }
 
+// mustSurvivePowerLoss reports whether the planned record of a move must
+// be on disk before the move starts. A snapshot with a database row is
+// found again by its id after a power loss (a renamed or half-copied
+// folder at its destination is picked up from there), so an unsynced
+// record suffices; other snapshots (orphans, dashed 0.9 folders, invalid
+// and crawl folders) are known after the move only through the journal.
+func mustSurvivePowerLoss(it *Item) bool {
+	return it == nil || it.From != "db"
+}
+
 // abandon records that a step failed with its source intact and returns
 // err. A failed journal write leaves the entry pending, which the next run
 // rolls back the same way.
@@ -643,9 +653,10 @@ func (x *executor) finishDelete(srcRel, dstRel, mode string, verified []treeEntr
 	if err := removeTree(src, tree, x.opts.Fault, srcRel); err != nil {
 		return err
 	}
-	if err := archive.SyncDir(filepath.Dir(src)); err != nil {
-		return err
-	}
+	// The unlinks become durable with the next journal fsync (which
+	// commits the filesystem's earlier metadata) or the final syncfs; until
+	// then the journal's durable "deleting" lets a run after a power loss
+	// finish what is left.
 	return x.mark(jrecord{Step: stepDeleted, Src: srcRel}, false)
 }
 
