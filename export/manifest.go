@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"folio/archive"
 	"folio/layout"
@@ -114,19 +113,19 @@ func appendManifest(b []byte, m *manifestRecord) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendPyString(b, k)
+		b = archive.AppendPyString(b, k)
 		b = append(b, ": "...)
 		switch k {
 		case "TYPE":
-			b = appendPyString(b, "core.models.Snapshot")
+			b = archive.AppendPyString(b, "core.models.Snapshot")
 		case "id":
-			b = appendPyString(b, s.ID)
+			b = archive.AppendPyString(b, s.ID)
 		case "crawl_id":
 			b = appendOptString(b, s.CrawlID)
 		case "url":
-			b = appendPyString(b, s.URL)
+			b = archive.AppendPyString(b, s.URL)
 		case "timestamp":
-			b = appendPyString(b, s.Timestamp)
+			b = archive.AppendPyString(b, s.Timestamp)
 		case "title":
 			b = appendOptString(b, s.Title)
 		case "tags":
@@ -135,7 +134,7 @@ func appendManifest(b []byte, m *manifestRecord) []byte {
 				if j > 0 {
 					b = append(b, ", "...)
 				}
-				b = appendPyString(b, t)
+				b = archive.AppendPyString(b, t)
 			}
 			b = append(b, ']')
 		case "downloaded_at", "retry_at", "downloaded_datestr":
@@ -149,37 +148,37 @@ func appendManifest(b []byte, m *manifestRecord) []byte {
 		case "depth":
 			b = strconv.AppendInt(b, int64(s.Depth), 10)
 		case "status":
-			b = appendPyString(b, s.Status)
+			b = archive.AppendPyString(b, s.Status)
 		case "fs_version":
-			b = appendPyString(b, s.FSVersion)
+			b = archive.AppendPyString(b, s.FSVersion)
 		case "domain":
-			b = appendPyString(b, u.netloc)
+			b = archive.AppendPyString(b, u.netloc)
 		case "scheme":
-			b = appendPyString(b, u.scheme)
+			b = archive.AppendPyString(b, u.scheme)
 		case "base_url":
-			b = appendPyString(b, base)
+			b = archive.AppendPyString(b, base)
 		case "path":
-			b = appendPyString(b, u.path)
+			b = archive.AppendPyString(b, u.path)
 		case "basename":
-			b = appendPyString(b, u.basename)
+			b = archive.AppendPyString(b, u.basename)
 		case "extension":
-			b = appendPyString(b, u.extension)
+			b = archive.AppendPyString(b, u.extension)
 		case "is_static":
 			b = strconv.AppendBool(b, staticExtensions[u.extension])
 		case "is_archived":
 			b = strconv.AppendBool(b, m.IsArchived)
 		case "archive_path", "output_dir", "link_dir":
-			b = appendPyString(b, m.Dir)
+			b = archive.AppendPyString(b, m.Dir)
 		case "archive_url":
-			b = appendPyString(b, "./"+m.Dir+"/index.html")
+			b = archive.AppendPyString(b, "./"+m.Dir+"/index.html")
 		case "archive_size", "output_size":
 			b = strconv.AppendInt(b, s.ArchiveSize, 10)
 		case "bookmarked_date":
 			switch {
 			case !s.BookmarkedAt.IsZero():
-				b = appendPyString(b, s.BookmarkedAt.UTC().Format("2006-01-02 15:04:05"))
+				b = archive.AppendPyString(b, s.BookmarkedAt.UTC().Format("2006-01-02 15:04:05"))
 			case s.Timestamp != "":
-				b = appendPyString(b, s.Timestamp)
+				b = archive.AppendPyString(b, s.Timestamp)
 			default:
 				b = append(b, "null"...)
 			}
@@ -196,62 +195,12 @@ func appendOptString(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return appendPyString(b, s)
+	return archive.AppendPyString(b, s)
 }
 
 func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return append(b, "null"...)
 	}
-	return appendPyString(b, archive.IsoTime(t))
-}
-
-// appendPyString escapes like Python's json.dumps with ensure_ascii: every
-// character outside printable ASCII as \uXXXX (surrogate pairs above
-// U+FFFF), "<", ">" and "&" as they are.
-func appendPyString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	u := func(b []byte, r rune) []byte {
-		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
-	}
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			if c == '"' || c == '\\' {
-				b = append(b, '\\')
-			}
-			b = append(b, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch c {
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			case '\b':
-				b = append(b, `\b`...)
-			case '\f':
-				b = append(b, `\f`...)
-			default:
-				b = u(b, rune(c))
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r > 0xffff {
-			r -= 0x10000
-			b = u(b, 0xd800+(r>>10))
-			b = u(b, 0xdc00+(r&0x3ff))
-			continue
-		}
-		b = u(b, r)
-	}
-	return append(b, '"')
+	return archive.AppendPyString(b, archive.IsoTime(t))
 }
