@@ -113,9 +113,13 @@ func (w *Writer) writeHeader() {
 // recordValues splits a record into its keys and raw values without
 // decoding them: the values are already in Python's JSON style.
 func recordValues(e Entry) (map[string]json.RawMessage, error) {
-	m := make(map[string]json.RawMessage, 16)
-	if !scanMembers(e.Record, func(key, val []byte) { m[string(keyText(key))] = val }) {
-		return nil, fmt.Errorf("decode catalog record of %s: not a JSON object", e.Dir)
+	obj, err := archive.ParseObject(e.Record)
+	if err != nil {
+		return nil, fmt.Errorf("decode catalog record of %s: %w", e.Dir, err)
+	}
+	m := make(map[string]json.RawMessage, len(obj))
+	for _, member := range obj {
+		m[member.Key] = member.Value
 	}
 	return m, nil
 }

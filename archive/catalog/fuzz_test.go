@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,32 +31,41 @@ var fuzzSeeds = []string{
 	" \t{\"type\": \"Snapshot\"}\r",
 }
 
-// FuzzScanObject checks that the catalog's line scanner classifies every
-// line exactly as archive.ParseIndex does, and that lines it accepts are
-// valid JSON objects.
-func FuzzScanObject(f *testing.F) {
+// FuzzParseIndex checks that the catalog reads every index.jsonl line
+// exactly as archive.ParseIndex does: the same Snapshot, the same bad
+// lines, and result lines stored so that they decode to the same results.
+func FuzzParseIndex(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		if bytes.IndexByte(line, '\n') >= 0 {
-			return
-		}
-		t.Log(string(line))
+	f.Add([]byte(strings.Join(fuzzSeeds, "\n") + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
 		r := entryRow{keep: true}
-		snap, have, errs := r.parseIndex(line)
+		snap, have, errs := r.parseIndex(data)
 
-		ix, wantErrs := archive.ParseIndex(line)
+		ix, wantErrs := archive.ParseIndex(data)
 		wantSnap, wantHave := ix.Snapshot()
 		if have != wantHave || !reflect.DeepEqual(snap, wantSnap) {
 			t.Fatalf("snapshot %v %+v, archive %v %+v", have, snap, wantHave, wantSnap)
 		}
-		if len(errs) != len(wantErrs) {
+		if len(errs) != len(wantErrs) && !(len(errs) == 0 && len(wantErrs) == 0) || len(errs) > 0 && !reflect.DeepEqual(errs, wantErrs) {
 			t.Fatalf("line errors %v, archive %v", errs, wantErrs)
 		}
 		wantResults := ix.Results()
 		if r.nresults != len(wantResults) {
 			t.Fatalf("%d results, archive %d", r.nresults, len(wantResults))
+		}
+		outputs, failures := 0, 0
+		for _, res := range wantResults {
+			switch archive.NormalizeStatus(res.Status) {
+			case archive.StatusSucceeded:
+				outputs++
+			case archive.StatusFailed:
+				failures++
+			}
+		}
+		if r.outputs != outputs || r.failures != failures {
+			t.Fatalf("%d outputs, %d failures; archive %d, %d", r.outputs, r.failures, outputs, failures)
 		}
 		if r.nresults > 0 {
 			got, _ := archive.ParseIndex(r.results)
@@ -65,77 +73,24 @@ func FuzzScanObject(f *testing.F) {
 				t.Fatalf("stored result decodes differently")
 			}
 		}
-		var k lineKeys
-		t2 := bytes.TrimSpace(line)
-		if len(t2) > 0 && t2[0] == '{' && scanObject(t2, &k) {
-			if one, errs := archive.ParseIndex(t2); len(errs) > 0 && errs[0].Reason != "record has no type" || one.Records() == 0 && k.kind() != "" {
-				t.Fatalf("scanObject accepted a line archive rejects: %v", errs)
-			}
-		}
 	})
 }
 
-// FuzzDecodeSnapshot checks the fast Snapshot decoder against archive's.
-func FuzzDecodeSnapshot(f *testing.F) {
+// FuzzEncodeSnapshot checks that the catalog's canonical record is the
+// one archive writes for the same Snapshot.
+func FuzzEncodeSnapshot(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if bytes.IndexByte(line, '\n') >= 0 {
-			return
-		}
-		s, ok := fastSnapshot(line)
+		s, ok := archive.DecodeSnapshotLine(line)
 		if !ok {
 			return
 		}
-		ix, _ := archive.ParseIndex(line)
-		want, wok := ix.Snapshot()
-		if !wok {
-			// fastSnapshot decodes any object; ParseIndex only Snapshot
-			// records. Compare with the line typed as a Snapshot.
-			var m lineKeys
-			if !scanObject(bytes.TrimSpace(line), &m) || m.kind() == archive.TypeSnapshot {
-				t.Fatalf("fast decoder accepted what archive does not: %q", line)
-			}
-			return
-		}
-		if !reflect.DeepEqual(s, want) {
-			t.Fatalf("fast %+v\narchive %+v", s, want)
-		}
-		ix2, _ := archive.ParseIndex(nil)
-		ix2.SetSnapshot(s)
-		if got, want := encodeSnapshot(s), strings.TrimSuffix(string(ix2.Bytes()), "\n"); got != want {
+		ix, _ := archive.ParseIndex(nil)
+		ix.SetSnapshot(s)
+		if got, want := encodeSnapshot(s), strings.TrimSuffix(string(ix.Bytes()), "\n"); got != want {
 			t.Fatalf("encodeSnapshot\n got %s\nwant %s", got, want)
-		}
-	})
-}
-
-// FuzzDecodeResult checks the fast ArchiveResult decoder against archive's.
-func FuzzDecodeResult(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add([]byte(s))
-	}
-	f.Add([]byte(`{"type": "ArchiveResult", "id": "r", "snapshot_id": "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "plugin": "wget", "status": "succeeded", "output_str": "wget/x.html", "start_ts": "2024-01-01T00:00:00+00:00", "end_ts": 1704067201.5, "output_files": {"\u00fcn.html": {"size": 12, "mimetype": "text/html", "extension": "html"}, "b": {"Size": 3}, "c": {"size": 1.5}, "d": null, "e": [1]}, "output_size": 12, "cmd": ["a", null], "output_json": {"k": [1, 2]}, "pwd": "/data"}`))
-	f.Add([]byte(`{"type": "ArchiveResult", "extractor": "title", "output": "T", "cmd": "curl", "output_files": ["a", {"path": "b", "size": 2}]}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		if bytes.IndexByte(line, '\n') >= 0 {
-			return
-		}
-		r, ok := fastResult(line)
-		if !ok {
-			return
-		}
-		var k lineKeys
-		if !scanObject(bytes.TrimSpace(line), &k) || k.kind() != archive.TypeArchiveResult {
-			return // archive decodes only ArchiveResult records
-		}
-		ix, _ := archive.ParseIndex(line)
-		want := ix.Results()
-		if len(want) != 1 {
-			t.Fatalf("archive found %d results", len(want))
-		}
-		if !reflect.DeepEqual(r, want[0]) {
-			t.Fatalf("fast %+v\narchive %+v", r, want[0])
 		}
 	})
 }

@@ -305,7 +305,8 @@ func (c *Catalog) readResults(e Entry) ([]archive.Result, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", e.Dir, ErrNoIndex)
 	}
-	return append(decodeResults(r.results), r.legacyResults...), nil
+	ix, _ := archive.ParseIndex(r.results)
+	return append(ix.Results(), r.legacyResults...), nil
 }
 
 func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry) error) error {

@@ -190,18 +190,15 @@ func (r *entryRow) count(status string) {
 	}
 }
 
-// parseIndex reads index.jsonl content line by line with ArchiveBox's
-// rules (those of archive.ParseIndex): it returns the first Snapshot
-// record, collects the ArchiveResult lines verbatim into r.results (when
-// r.keep), and
-// reports the lines that are not records. Well-formed JSON object lines
-// are classified by scanObject without being decoded; every other line is
-// given to archive.ParseIndex on its own.
+// parseIndex reads index.jsonl content line by line with the rules of
+// archive.ParseIndex: it returns the first Snapshot record, collects the
+// ArchiveResult lines verbatim into r.results (when r.keep), and reports
+// the lines that are not records. Only the Snapshot record is decoded:
+// the catalog stores results as they are and counts them by status.
 func (r *entryRow) parseIndex(data []byte) (archive.Snapshot, bool, []archive.LineError) {
 	var (
 		snapLine []byte
 		errs     []archive.LineError
-		keys     lineKeys
 	)
 	if len(data) > 0 && data[len(data)-1] == '\n' {
 		data = data[:len(data)-1]
@@ -213,41 +210,23 @@ func (r *entryRow) parseIndex(data []byte) (archive.Snapshot, bool, []archive.Li
 		} else {
 			data = nil
 		}
-		t := bytes.TrimSpace(raw)
-		if len(t) == 0 || t[0] == '#' {
-			continue
+		info := archive.ClassifyLine(raw)
+		if info.Problem != "" {
+			errs = append(errs, archive.LineError{Line: n, Reason: info.Problem})
 		}
-		var kind, status string
-		if t[0] == '{' && scanObject(t, &keys) {
-			kind = keys.kind()
-			status = jsonString(keys.status)
-			if kind == "" {
-				errs = append(errs, archive.LineError{Line: n, Reason: "record has no type"})
-			}
-		} else {
-			ix, lineErrs := archive.ParseIndex(t)
-			for _, e := range lineErrs {
-				errs = append(errs, archive.LineError{Line: n, Reason: e.Reason})
-			}
-			if _, ok := ix.Snapshot(); ok {
-				kind = archive.TypeSnapshot
-			} else if res := ix.Results(); len(res) > 0 {
-				kind, status = archive.TypeArchiveResult, res[0].Status
-			}
-		}
-		switch kind {
+		switch info.Kind {
 		case archive.TypeSnapshot:
 			if snapLine == nil {
-				snapLine = t
+				snapLine = raw
 			}
 		case archive.TypeArchiveResult:
-			r.addResult(t, status)
+			r.addResult(bytes.TrimSpace(raw), info.Status)
 		}
 	}
 	if snapLine == nil {
 		return archive.Snapshot{}, false, errs
 	}
-	snap, ok := decodeSnapshot(snapLine)
+	snap, ok := archive.DecodeSnapshotLine(snapLine)
 	return snap, ok, errs
 }
 
