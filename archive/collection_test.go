@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,4 +87,24 @@ func TestLockIsExclusive(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 	l2.Unlock()
+}
+
+func TestBatchWritesAtomicallyAndSyncs(t *testing.T) {
+	dir := t.TempDir()
+	b := archive.NewBatch(dir)
+	path := filepath.Join(dir, "page.html")
+	if err := b.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteFileWith(path, 0o644, func(w io.Writer) error { w.Write([]byte("half")); return os.ErrInvalid }); err == nil {
+		t.Fatal("want the writer's error")
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	entries, _ := os.ReadDir(dir)
+	if string(got) != "old" || len(entries) != 1 {
+		t.Fatalf("a failed batch write must leave the old file and no temp file: %q %v", got, entries)
+	}
 }
