@@ -237,3 +237,19 @@ func FuzzNormalizeTags(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseISOTime checks the fast datetime reader against ParseTime.
+func FuzzParseISOTime(f *testing.F) {
+	for _, s := range []string{"2024-07-20T10:00:00.123456+00:00", "2024-02-29 23:59:59Z", "2023-02-29T00:00:00", "2024-07-20T10:00:00.1234567891+00:00", "2024-07-20T10:00:00,5Z", "0000-01-01T00:00:00", "2024-12-31T24:00:00+00:00", "2024-07-20T10:00:00-00:00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseISOTime([]byte(s))
+		if !ok {
+			return
+		}
+		if want, wok := ParseTime(s); !wok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseISOTime(%q) = %v; ParseTime %v %v", s, got, want, wok)
+		}
+	})
+}

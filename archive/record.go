@@ -406,8 +406,62 @@ func decodeTime(raw []byte) time.Time {
 	if len(raw) == 0 || raw[0] == 'n' {
 		return time.Time{}
 	}
+	if raw[0] == '"' {
+		if t, ok := parseISOTime(raw[1 : len(raw)-1]); ok {
+			return t
+		}
+	}
 	t, _ := ParseTime(scalarString(raw))
 	return t
+}
+
+// parseISOTime reads the datetimes ArchiveBox writes,
+// 2006-01-02T15:04:05[.999999999] with "+00:00", "Z" or no offset, as
+// ParseTime does, and reports false for anything else (ParseTime then
+// decides). FuzzParseISOTime compares the two.
+func parseISOTime(b []byte) (time.Time, bool) {
+	if len(b) < 19 || b[4] != '-' || b[7] != '-' || b[10] != 'T' && b[10] != ' ' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range b[i : i+n] {
+			if !isDigit(c) {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 && day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+		return time.Time{}, false
+	}
+	rest, nsec := b[19:], 0
+	if len(rest) > 0 && rest[0] == '.' {
+		n := 1
+		for n < len(rest) && isDigit(rest[n]) {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return time.Time{}, false
+		}
+		nsec = num(20, n-1)
+		for range 10 - n {
+			nsec *= 10
+		}
+		rest = rest[n:]
+	}
+	switch string(rest) {
+	case "", "Z", "+00:00":
+	default:
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
 }
 
 // decodeInt is json.Unmarshal into a json.Number, then its Int64 or
@@ -463,7 +517,9 @@ func decodeCmd(raw []byte) []string {
 			return []string{s}
 		}
 	case '[':
-		list, ok := []string{}, true
+		n := 0
+		scanElements(raw, func([]byte) { n++ })
+		list, ok := make([]string, 0, n), true
 		scanElements(raw, func(v []byte) {
 			switch v[0] {
 			case '"':
