@@ -141,7 +141,7 @@ func (s *site) linkOrCopy(src, dst string, fi os.FileInfo) error {
 		return fmt.Errorf("export: copy %s: %w", src, err)
 	}
 	defer in.Close()
-	if err := archive.WriteFileWith(dst, fi.Mode().Perm()|0o200, func(w io.Writer) error {
+	if err := s.batch.WriteFileWith(dst, fi.Mode().Perm()|0o200, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	}); err != nil {
@@ -191,10 +191,10 @@ func (s *site) writeHeaders() error {
 	if old, err := os.ReadFile(s.abs(HeadersFile)); err == nil && string(old) == content {
 		return nil
 	}
-	if err := archive.WriteFile(s.abs(HeadersFile), []byte(content), 0o644); err != nil {
+	if err := s.batch.WriteFile(s.abs(HeadersFile), []byte(content), 0o644); err != nil {
 		return err
 	}
-	return archive.WriteFile(s.abs(".nojekyll"), nil, 0o644)
+	return s.batch.WriteFile(s.abs(".nojekyll"), nil, 0o644)
 }
 
 // siteSize totals the files of the --out export: the snapshot copies as

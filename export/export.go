@@ -200,6 +200,11 @@ type site struct {
 	mu                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
 	manifestFP                                           *hasher
+
+	// batch writes every regenerated file of the export: each appears
+	// atomically, and all are made durable by one Sync before the state
+	// file that claims them is written.
+	batch *archive.Batch
 }
 
 func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
@@ -247,6 +252,7 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 		s.prev = prev
 	}
 	s.next = newState(s.key)
+	s.batch = archive.NewBatch(s.dst)
 	return s, nil
 }
 
@@ -352,9 +358,16 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 	}
+	// The state claims the pages written: only once they are durable, so
+	// after a crash the next export regenerates whatever was cut short.
+	if err := s.batch.Sync(); err != nil {
+		return st, err
+	}
+	testEvent("sync")
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
 	}
+	testEvent("state")
 	if err := s.next.write(s.statePth); err != nil {
 		return st, err
 	}
@@ -1024,11 +1037,12 @@ func (s *site) writeAssets() error {
 // sibling when asked; without --gzip a stale sibling is removed.
 func (s *site) writeGenerated(rel string, data []byte) error {
 	p := s.abs(rel)
-	if err := archive.WriteFile(p, data, 0o644); err != nil {
+	if err := s.batch.WriteFile(p, data, 0o644); err != nil {
 		return err
 	}
+	testEvent("write " + rel)
 	if s.opts.Gzip {
-		return writeGzip(p+".gz", data)
+		return s.writeGzip(p+".gz", data)
 	}
 	if err := os.Remove(p + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s.gz: %w", p, err)
@@ -1139,7 +1153,10 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 		_, err = w.Write(buf)
 		return err
 	}
-	merr := archive.WriteFileWith(target, 0o644, stream)
+	merr := s.batch.WriteFileWith(target, 0o644, stream)
+	if merr == nil {
+		testEvent("write " + ManifestFile)
+	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -1152,7 +1169,7 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", target, err)
 		}
-		if err := writeGzip(target+".gz", data); err != nil {
+		if err := s.writeGzip(target+".gz", data); err != nil {
 			return err
 		}
 	default:

@@ -19,8 +19,8 @@ import (
 )
 
 // writeGzip writes the gzip sibling of a generated file.
-func writeGzip(path string, data []byte) error {
-	return archive.WriteFileWith(path, 0o644, func(w io.Writer) error {
+func (s *site) writeGzip(path string, data []byte) error {
+	return s.batch.WriteFileWith(path, 0o644, func(w io.Writer) error {
 		zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
 		if err != nil {
 			return err
