@@ -237,6 +237,7 @@ type executor struct {
 	groups     map[uint64]*syncGroup // per filesystem
 	blocked    map[string]string     // sources an unfinished recovery still owns -> why
 	crawlDirs  map[*Crawl]string     // crawl folder of each crawl
+	pendingDel []*deletion           // copied sources waiting for the next deletion batch
 	unfinished atomic.Int64          // journal entries left pending
 }
 
@@ -358,6 +359,34 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 	}
 	var done atomic.Int64
 	lines := len(steps) <= x.opts.ItemLines
+	complete := func(s *Step, verb string, err error) {
+		n := done.Add(1)
+		x.add(func(st *Stats) { st.Processed++ })
+		if err == nil {
+			x.add(func(st *Stats) {
+				switch s.Action {
+				case ActionMove:
+					st.Migrated++
+				case ActionInvalid:
+					st.Invalid++
+				case ActionCrawl:
+					st.Crawls++
+				}
+			})
+		}
+		switch {
+		case err != nil:
+			x.fail(s.Source, err)
+			x.p.Warnf("    [%d] Skipped (error: %v): %s", n, err, s.Name())
+		case lines && numbered:
+			x.p.Infof("    [%d] %s: %s", n, verb, s.Name())
+		case lines:
+			x.p.Infof("    %s: %s", verb, s.Name())
+		case n%int64(x.opts.BatchSize) == 0:
+			x.p.Infof("    %s: %d/%d so far...", phase, n, total)
+		}
+		x.p.Progress(phase, n, total)
+	}
 	g := new(errgroup.Group)
 	g.SetLimit(x.opts.Workers)
 	for _, s := range steps {
@@ -372,31 +401,27 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 			s.started = true
 			x.mu.Unlock()
 			verb, err := x.step(s)
-			n := done.Add(1)
-			x.add(func(st *Stats) { st.Processed++ })
-			switch {
-			case err != nil:
-				x.fail(s.Source, err)
-				x.p.Warnf("    [%d] Skipped (error: %v): %s", n, err, s.Name())
-			case lines && numbered:
-				x.p.Infof("    [%d] %s: %s", n, verb, s.Name())
-			case lines:
-				x.p.Infof("    %s: %s", verb, s.Name())
-			case n%int64(x.opts.BatchSize) == 0:
-				x.p.Infof("    %s: %d/%d so far...", phase, n, total)
+			var later *deletion
+			if errors.As(err, &later) {
+				// Copied and verified; the source is deleted with the
+				// next batch, after one sync for all of them.
+				later.complete = func(err error) { complete(s, verb, err) }
+				x.enqueue(later, false)
+				return nil
 			}
-			x.p.Progress(phase, n, total)
+			complete(s, verb, err)
 			return nil
 		})
 	}
 	_ = g.Wait()
+	x.enqueue(nil, true)
 }
 
 // step executes one step and returns the verb for its output line.
 func (x *executor) step(s *Step) (string, error) {
 	switch s.Action {
 	case ActionMove:
-		return "Migrated", x.move(s)
+		return "Migrated", x.relocate(s, modeCopy, s.Item)
 	case ActionCreate, ActionIndex:
 		changed, err := x.indexOnly(s)
 		if err != nil {
@@ -412,20 +437,9 @@ func (x *executor) step(s *Step) (string, error) {
 		}
 		return "Indexed", nil
 	case ActionInvalid:
-		if err := x.relocate(s, modeCopy, nil); err != nil {
-			return "", err
-		}
-		x.add(func(st *Stats) { st.Invalid++ })
-		return "Invalid", nil
+		return "Invalid", x.relocate(s, modeCopy, nil)
 	case ActionCrawl:
-		if err := x.relocate(s, modeCrawl, nil); err != nil {
-			return "", err
-		}
-		if err := tidyCrawlLinks(x.c.Path(s.Dest)); err != nil {
-			return "", err
-		}
-		x.add(func(st *Stats) { st.Crawls++ })
-		return "Renamed crawl", nil
+		return "Renamed crawl", x.relocate(s, modeCrawl, nil)
 	}
 	return "", fmt.Errorf("unknown action %q", s.Action)
 }
@@ -448,15 +462,6 @@ func (x *executor) unlink(s *Step) {
 		return
 	}
 	x.add(func(st *Stats) { st.Symlinks++; st.Processed++ })
-}
-
-// move migrates one snapshot folder.
-func (x *executor) move(s *Step) error {
-	if err := x.relocate(s, modeCopy, s.Item); err != nil {
-		return err
-	}
-	x.add(func(st *Stats) { st.Migrated++ })
-	return nil
 }
 
 // relocate moves the folder of step s to its destination: rename when
@@ -503,6 +508,9 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			if err := x.renamed(s, dst, it, ix, link, linkTo); err != nil {
 				x.unfinished.Add(1)
 				return err
+			}
+			if copyMode == modeCrawl {
+				return tidyCrawlLinks(dst)
 			}
 			return nil
 		}
@@ -558,25 +566,107 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			return undo(err)
 		}
 	}
-	if err := x.syncData(dst); err != nil {
-		return undo(err)
+	if copyMode == modeCrawl {
+		if err := tidyCrawlLinks(dst); err != nil {
+			return undo(err)
+		}
 	}
-	if err := x.mark(jrecord{Step: stepDeleting, Src: s.Source}, true); err != nil {
-		return undo(err)
+	return &deletion{s: s, src: src, dst: dst, mode: copyMode, verified: verified, files: files, size: size, link: link, linkTo: linkTo, undo: undo}
+}
+
+// deletion is a copied and verified snapshot whose source waits for the
+// next batch to be deleted. It is returned as an error by relocate so the
+// step is completed when the batch is done.
+type deletion struct {
+	s            *Step
+	src, dst     string
+	mode         string
+	verified     []treeEntry
+	files, size  int64
+	link, linkTo string
+	undo         func(error) error // before "deleting": undo the copy, record the failure
+	complete     func(error)
+}
+
+// devOf returns the device of the filesystem holding p (0 if unknown).
+func devOf(p string) uint64 {
+	if fi, err := os.Stat(p); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return uint64(st.Dev)
+		}
+	}
+	return 0
+}
+
+func (d *deletion) Error() string { return "deletion of " + d.src + " pending" }
+
+// enqueue adds d to the deletion batch and, when the batch is full (or
+// flush is set), deletes the whole batch: one syncfs makes every copy and
+// index durable, one journal fsync every "deleting" record, then each
+// source is rechecked and removed.
+func (x *executor) enqueue(d *deletion, flush bool) {
+	limit := min(x.opts.BatchSize, max(16, 4*x.opts.Workers))
+	x.mu.Lock()
+	if d != nil {
+		x.pendingDel = append(x.pendingDel, d)
+	}
+	var batch []*deletion
+	if flush || len(x.pendingDel) >= limit {
+		batch, x.pendingDel = x.pendingDel, nil
+	}
+	x.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	synced := map[uint64]bool{}
+	var ready []*deletion
+	for _, d := range batch {
+		if dev := devOf(d.dst); !synced[dev] {
+			if err := x.syncData(d.dst); err != nil {
+				// Nothing is deleted; the copy is undone.
+				d.complete(d.undo(err))
+				continue
+			}
+			synced[dev] = true
+		}
+		if err := x.j.append(jrecord{Step: stepDeleting, Src: d.s.Source}, false); err != nil {
+			d.complete(d.undo(err))
+			continue
+		}
+		ready = append(ready, d)
+	}
+	if err := x.j.sync(); err != nil {
+		for _, d := range ready {
+			x.unfinished.Add(1)
+			d.complete(err)
+		}
+		return
+	}
+	for _, d := range ready {
+		d.complete(x.finishDeletion(d))
+	}
+}
+
+// finishDeletion deletes the source of one batched deletion and finishes
+// its snapshot.
+func (x *executor) finishDeletion(d *deletion) error {
+	if err := x.fault(stepDeleting, d.s.Source); err != nil {
+		x.unfinished.Add(1)
+		return err
 	}
 	// From here on the journal owns the source: an error leaves it at
 	// "deleting" and the next run finishes the deletion after verifying
 	// again what is left.
-	if err := x.finishDelete(s.Source, s.Dest, copyMode, verified); err != nil {
+	if err := x.finishDelete(d.s.Source, d.s.Dest, d.mode, d.verified); err != nil {
 		x.unfinished.Add(1)
 		return err
 	}
-	x.add(func(st *Stats) { st.Files += files; st.Bytes += size })
-	if err := x.makeLink(link, linkTo); err != nil {
+	x.add(func(st *Stats) { st.Files += d.files; st.Bytes += d.size })
+	if err := x.makeLink(d.link, d.linkTo); err != nil {
 		x.unfinished.Add(1)
 		return err
 	}
-	if err := x.mark(jrecord{Step: stepDone, Src: s.Source}, false); err != nil {
+	if err := x.mark(jrecord{Step: stepDone, Src: d.s.Source}, false); err != nil {
 		x.unfinished.Add(1)
 		return err
 	}
@@ -714,12 +804,7 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 // syncData makes the files written to dst's filesystem durable, sharing
 // one syncfs among concurrent callers on the same filesystem.
 func (x *executor) syncData(dst string) error {
-	var dev uint64
-	if fi, err := os.Stat(dst); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			dev = uint64(st.Dev)
-		}
-	}
+	dev := devOf(dst)
 	x.mu.Lock()
 	g := x.groups[dev]
 	if g == nil {
