@@ -32,7 +32,7 @@ type line struct {
 // object returns the record of a line, decoding a JSON line on first use.
 func (l *line) object() Object {
 	if l.obj == nil && l.kind != "" {
-		l.obj, _ = parseObject(bytes.TrimSpace(l.raw))
+		l.obj, _ = ParseObject(bytes.TrimSpace(l.raw))
 	}
 	return l.obj
 }

@@ -28,7 +28,7 @@ func ParseLegacyIndex(data []byte) (*LegacyIndex, error) {
 	if len(data) == 0 {
 		return nil, ErrEmptyIndex
 	}
-	obj, err := parseObject(data)
+	obj, err := ParseObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}

@@ -75,8 +75,6 @@ func ParseObject(data []byte) (Object, error) {
 	return nil, invalidObject(data)
 }
 
-func parseObject(data []byte) (Object, error) { return ParseObject(data) }
-
 // invalidObject explains why data is not one JSON object. It runs only for
 // rejected input, so it can afford encoding/json.
 func invalidObject(data []byte) error {
