@@ -9,7 +9,6 @@ package export
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -566,23 +565,11 @@ func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 	return it.Snapshot, nil
 }
 
-// resultLine is the part of an ArchiveResult record the pages use.
-type resultLine struct {
-	Type        string          `json:"type"`
-	Plugin      string          `json:"plugin"`
-	Extractor   string          `json:"extractor"`
-	Status      string          `json:"status"`
-	OutputStr   json.RawMessage `json:"output_str"`
-	Output      json.RawMessage `json:"output"`
-	OutputFiles json.RawMessage `json:"output_files"`
-}
-
 var resultMarker = []byte(`"ArchiveResult"`)
 
-// parseResults decodes the ArchiveResult records of an index.jsonl. It
-// reads only the lines that can be results, and only their display
-// fields, which makes it much cheaper than a full archive.ParseIndex of
-// files that also carry Process and Binary records.
+// parseResults decodes the ArchiveResult records of an index.jsonl with
+// archive's decoder, as Index.Results would, looking only at the lines
+// that can be results (Process and Binary lines are skipped unread).
 func parseResults(data []byte) []archive.Result {
 	var out []archive.Result
 	for len(data) > 0 {
@@ -595,64 +582,14 @@ func parseResults(data []byte) []archive.Result {
 		if !bytes.Contains(line, resultMarker) {
 			continue
 		}
-		var rl resultLine
-		if json.Unmarshal(line, &rl) != nil || rl.Type != archive.TypeArchiveResult {
+		r, ok := archive.DecodeResultLine(line)
+		if !ok {
 			continue
 		}
-		r := archive.Result{Plugin: rl.Plugin, Status: rl.Status, OutputStr: jsonString(rl.OutputStr)}
-		if r.Plugin == "" {
-			r.Plugin = rl.Extractor
+		if !sort.SliceIsSorted(r.OutputFiles, func(a, b int) bool { return r.OutputFiles[a].Path < r.OutputFiles[b].Path }) {
+			sort.SliceStable(r.OutputFiles, func(a, b int) bool { return r.OutputFiles[a].Path < r.OutputFiles[b].Path })
 		}
-		if r.OutputStr == "" {
-			r.OutputStr = jsonString(rl.Output)
-		}
-		r.OutputFiles = outputFiles(rl.OutputFiles)
 		out = append(out, r)
-	}
-	return out
-}
-
-func jsonString(raw json.RawMessage) string {
-	var s string
-	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return ""
-}
-
-// outputFiles reads output_files in any shape ArchiveBox wrote: a map of
-// path to metadata, a list of paths, or a list of {path, size}.
-func outputFiles(raw json.RawMessage) []archive.OutputFile {
-	if len(raw) == 0 {
-		return nil
-	}
-	type meta struct {
-		Path string `json:"path"`
-		Size int64  `json:"size"`
-	}
-	var m map[string]meta
-	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil {
-		out := make([]archive.OutputFile, 0, len(m))
-		for p, md := range m {
-			out = append(out, archive.OutputFile{Path: p, Size: md.Size})
-		}
-		sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
-		return out
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		return nil
-	}
-	var out []archive.OutputFile
-	for _, e := range list {
-		var p string
-		var md meta
-		switch {
-		case json.Unmarshal(e, &p) == nil:
-			out = append(out, archive.OutputFile{Path: p})
-		case json.Unmarshal(e, &md) == nil && md.Path != "":
-			out = append(out, archive.OutputFile{Path: md.Path, Size: md.Size})
-		}
 	}
 	return out
 }
