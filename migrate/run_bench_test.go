@@ -74,7 +74,7 @@ func benchMigrate(b *testing.B, forceCopy bool, size int) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		st, err := Run(context.Background(), c, Options{ForceCopy: forceCopy, Workers: 8})
+		st, err := Run(context.Background(), c, Options{ForceCopy: forceCopy, Workers: benchWorkers()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,3 +104,11 @@ func BenchmarkMigrateRename(b *testing.B) { benchMigrate(b, false, 1024) }
 // recheck, delete) and reports its throughput beside cp -a of the same
 // data. Goal: ≥ 70 % of cp -a.
 func BenchmarkMigrateCopy(b *testing.B) { benchMigrate(b, true, 16<<10) }
+
+// benchWorkers is FOLIO_BENCH_WORKERS, default 8 (the CLI's default).
+func benchWorkers() int {
+	if n, err := strconv.Atoi(os.Getenv("FOLIO_BENCH_WORKERS")); err == nil && n > 0 {
+		return n
+	}
+	return 8
+}
