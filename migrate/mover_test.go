@@ -459,3 +459,36 @@ func TestJournalRoundTripAndTornLine(t *testing.T) {
 		t.Errorf("record after a torn line lost: %+v", last)
 	}
 }
+
+func TestRecheckRefusesAChangedSource(t *testing.T) {
+	for name, change := range map[string]func(src string){
+		"rewritten file": func(src string) {
+			p := filepath.Join(src, "screenshot.png")
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, data, 0o644) // same bytes, new mtime
+		},
+		"new file":      func(src string) { os.WriteFile(filepath.Join(src, "empty/late"), []byte("x"), 0o644) },
+		"removed link":  func(src string) { os.Remove(filepath.Join(src, "payload-link")) },
+		"retargeted":    func(src string) { p := filepath.Join(src, "dangling"); os.Remove(p); os.Symlink("x", p) },
+		"dst file gone": func(src string) { os.Remove(filepath.Join(src, "..", "dst", "big.bin")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+			writeTree(t, src)
+			tree, _ := walkTree(src)
+			_, _, err := (&copier{}).moveTree(src, dst, tree, true)
+			must(t, err)
+			verified, err := verifyTree(src, dst)
+			must(t, err)
+			if _, err := recheck(src, dst, verified, nil); err != nil {
+				t.Fatalf("recheck of an unchanged tree: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+			change(src)
+			if _, err := recheck(src, dst, verified, nil); !errors.Is(err, ErrMismatch) {
+				t.Fatalf("recheck = %v, want ErrMismatch", err)
+			}
+		})
+	}
+}
