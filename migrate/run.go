@@ -302,11 +302,11 @@ func (x *executor) execute(ctx context.Context, plan *Plan) error {
 			phase2 = append(phase2, s)
 		}
 	}
+	x.p.Infof("[*] Phase 1: Draining old archive/ directories (0.8.x → 0.9.x migration)...")
 	for _, s := range skips {
 		x.st.Skipped++
 		x.p.Infof("    Skipped (%s): %s", s.Reason, s.Source)
 	}
-	x.p.Infof("[*] Phase 1: Draining old archive/ directories (0.8.x → 0.9.x migration)...")
 	for _, s := range unlink {
 		if ctx.Err() != nil {
 			break
