@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"html"
 	"html/template"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -191,6 +190,7 @@ type site struct {
 	statePth string
 
 	groups   map[uint64]group
+	archived map[uint64]bool      // is_archived by folder hash, from pass 1
 	captures map[uint64][]capture // captures of URLs captured more than once
 	deferred []*item              // pages written once captures are known
 	total    int
@@ -198,7 +198,6 @@ type site struct {
 
 	mu                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
-	manifestFP                                           *hasher
 
 	// batch writes every regenerated file of the export: each appears
 	// atomically, and all are made durable by one Sync before the state
@@ -297,8 +296,8 @@ type item struct {
 	IndexMTime  time.Time
 	NumOutputs  int
 	NumFailures int
-	fp          uint64
-	archived    bool // the manifest's is_archived
+	own, fp     uint64 // ownFP and fingerprint
+	archived    bool   // the manifest's is_archived
 }
 
 func itemOf(e catalog.Entry) item {
@@ -306,30 +305,19 @@ func itemOf(e catalog.Entry) item {
 		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
 }
 
-func memberSig(e *catalog.Entry) uint64 {
-	return newHasher().str(e.Dir).str(e.Snapshot.Title).u64(uint64(e.Snapshot.BookmarkedAt.UnixNano())).sum()
+// memberSig is what a capture shows on the pages of the other captures
+// of its URL.
+func memberSig(it *item) uint64 {
+	return newHasher().str(it.Dir).str(it.Snapshot.Title).u64(uint64(it.Snapshot.BookmarkedAt.UnixNano())).sum()
+}
+
+func (s *site) snapStateOf(it *item) snapState {
+	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it), Archived: it.archived}
 }
 
 func (s *site) run(ctx context.Context) (Stats, error) {
 	st := Stats{Dir: s.dst, URL: fileURL(filepath.Join(s.dst, RootPage))}
 	q := s.query()
-	// Pass 1: count the selection and the captures of each URL, so pages
-	// know their number and detail pages their related captures.
-	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
-		h := hashString(e.Snapshot.URL)
-		g := s.groups[h]
-		g.n++
-		g.sig += memberSig(&e)
-		s.groups[h] = g
-		s.total++
-		return nil
-	})
-	if err != nil {
-		return st, err
-	}
-	s.captures = map[uint64][]capture{}
-	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
-	st.Snapshots = s.total
 	for _, d := range []string{s.dst, filepath.Join(s.dst, SiteDir, "search")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return st, fmt.Errorf("export: %w", err)
@@ -338,11 +326,19 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := s.writeAssets(); err != nil {
 		return st, err
 	}
-
-	// Pass 2: pages, in order, a root page's worth of snapshots at a time,
-	// and the root manifest as the snapshots stream by.
-	if err := s.pass2(ctx, q); err != nil {
+	// One pass counts the selection and the captures of each URL, writes
+	// the root manifest and, after an earlier export, finds the pages
+	// that changed. A second pass is needed only when that one could not
+	// tell (a first or --full export, a URL gaining or losing captures).
+	done, err := s.pass1(ctx, q)
+	if err != nil {
 		return st, err
+	}
+	st.Snapshots = s.total
+	if !done {
+		if err := s.pass2(ctx, q); err != nil {
+			return st, err
+		}
 	}
 	if err := s.removeStalePages(); err != nil {
 		return st, err
@@ -391,11 +387,17 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
+// ownFP is what a snapshot's own row and manifest record depend on: its
+// index file.
+func ownFP(it *item) uint64 {
+	return newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano())).sum()
+}
+
 // fingerprint is what a snapshot page depends on: the snapshot's index
 // file and the captures of the same URL.
-func (s *site) fingerprint(it *item) uint64 {
-	h := newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano()))
-	if g := s.groups[hashString(it.Snapshot.URL)]; g.n > 1 {
+func (s *site) fingerprint(groups map[uint64]group, it *item) uint64 {
+	h := newHasher().u64(it.own)
+	if g := groups[hashString(it.Snapshot.URL)]; g.n > 1 {
 		h.u64(uint64(g.n)).u64(g.sig)
 	}
 	return h.sum()
@@ -408,14 +410,20 @@ func exists(p string) bool {
 
 func (s *site) abs(rel string) string { return filepath.Join(s.dst, filepath.FromSlash(rel)) }
 
-// page writes root page n and its search shard, and the snapshot pages of
-// its items that changed.
-func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
-	ph := newHasher().u64(uint64(n)).u64(uint64(s.pages)).u64(uint64(s.total))
+// pageFP is what root page n and its shard depend on: its place among
+// the pages and the rows it lists.
+func pageFP(n, pages, total int, items []item) uint64 {
+	ph := newHasher().u64(uint64(n)).u64(uint64(pages)).u64(uint64(total))
 	for i := range items {
 		ph.u64(items[i].fp)
 	}
-	pfp := ph.sum()
+	return ph.sum()
+}
+
+// page writes root page n and its search shard, and the snapshot pages of
+// its items that changed.
+func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
+	pfp := pageFP(n, s.pages, s.total, items)
 	s.next.Pages = append(s.next.Pages, pfp)
 	pageDirty := s.prev == nil || n > len(s.prev.Pages) || s.prev.Pages[n-1] != pfp ||
 		!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
@@ -498,7 +506,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	snap, results := s.records(it)
 	f := newFiles(s.src, it.Dir)
 	outs := f.discover(results)
-	ss := snapState{Dir: it.Dir, FP: it.fp, Archived: it.archived}
+	ss := s.snapStateOf(it)
 	switch {
 	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
 		// Its other captures are known once the stream has ended.
@@ -524,7 +532,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 // writeSnapshot writes a snapshot's page, copying its folder first for
 // --out.
 func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
-	ss := snapState{Dir: it.Dir, FP: it.fp, Archived: it.archived}
+	ss := s.snapStateOf(it)
 	if !s.inPlace {
 		n, b, err := s.copySnapshot(it.Dir)
 		if err != nil {
@@ -1021,101 +1029,64 @@ var archivedMarkers = []string{"output.html", "output.pdf", "screenshot.png", "s
 // errUnchanged aborts the write of a manifest that would be identical.
 var errUnchanged = errors.New("manifest unchanged")
 
-// pass2 streams the selection once more: it schedules the pages on the
-// worker pool, collects the captures of URLs captured more than once, and
-// writes the root index.jsonl (kept as it is when no record changed).
-// Snapshot pages that list other captures are written once the stream
-// has ended and the captures are known.
+// pass2 streams the selection once more and schedules every page on the
+// worker pool, a root page's worth of snapshots at a time, collecting the
+// captures of URLs captured more than once. Snapshot pages that list
+// other captures are written once the stream has ended.
 func (s *site) pass2(ctx context.Context, q catalog.Query) error {
-	s.manifestFP = newHasher().u64(uint64(s.total))
-	target := s.abs(ManifestFile)
+	testEvent("pass2")
+	s.next.Snaps = map[uint64]snapState{}
+	s.next.Pages = nil
+	s.captures = map[uint64][]capture{}
+	s.deferred = nil
+	s.kept.Store(0)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Workers)
-	stream := func(w io.Writer) error {
-		buf := make([]byte, 0, 1<<20)
-		batch := make([]item, 0, s.opts.PageSize)
-		page := 0
-		var done int64
-		flush := func() {
-			page++
-			s.page(gctx, g, page, batch)
-			done += int64(len(batch))
-			s.p.Progress("export", done, int64(s.total))
-			batch = make([]item, 0, s.opts.PageSize) // the page's workers hold the old one
-		}
-		err := s.cat.Each(gctx, q, func(e catalog.Entry) error {
-			it := itemOf(e)
-			it.fp = s.fingerprint(&it)
-			s.manifestFP.str(it.Dir).u64(it.fp).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures))
-			if h := hashString(e.Snapshot.URL); s.groups[h].n > 1 {
-				if list := s.captures[h]; len(list) <= maxRelated {
-					s.captures[h] = append(list, capture{dir: e.Dir, url: e.Snapshot.URL, title: e.Snapshot.Title, saved: savedTime(&e.Snapshot)})
-				}
-			}
-			rec := manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
-				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
-			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0
-			if !rec.IsArchived {
-				if old, ok := s.prevSnap(it.Dir); ok && old.FP == it.fp {
-					rec.IsArchived = old.Archived
-				} else {
-					rec.IsArchived = s.hasMarker(&e)
-				}
-			}
-			it.archived = rec.IsArchived
-			buf = appendManifest(buf, &rec)
-			if len(buf) > 1<<20-8192 {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
-			batch = append(batch, it)
-			if len(batch) == s.opts.PageSize {
-				flush()
-			}
-			return gctx.Err()
-		})
-		if err == nil && (len(batch) > 0 || page == 0) {
+	batch := make([]item, 0, s.opts.PageSize)
+	page := 0
+	var done int64
+	flush := func() {
+		page++
+		s.page(gctx, g, page, batch)
+		done += int64(len(batch))
+		s.p.Progress("export", done, int64(s.total))
+		batch = make([]item, 0, s.opts.PageSize) // the page's workers hold the old one
+	}
+	err := s.cat.Each(gctx, q, func(e catalog.Entry) error {
+		it := itemOf(e)
+		it.own = ownFP(&it)
+		it.fp = s.fingerprint(s.groups, &it)
+		it.archived = s.archived[hashString(it.Dir)]
+		s.addCapture(&e, s.groups)
+		batch = append(batch, it)
+		if len(batch) == s.opts.PageSize {
 			flush()
 		}
-		if err != nil {
-			return err
-		}
-		fp := s.manifestFP.sum()
-		s.next.Manifest = fp
-		if s.prev != nil && s.prev.Manifest == fp && exists(target) {
-			return errUnchanged
-		}
-		_, err = w.Write(buf)
+		return gctx.Err()
+	})
+	if err == nil && (len(batch) > 0 || page == 0) {
+		flush()
+	}
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
-	merr := s.batch.WriteFileWith(target, 0o644, stream)
-	if merr == nil {
-		testEvent("write " + ManifestFile)
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	switch {
-	case errors.Is(merr, errUnchanged):
-	case merr != nil:
-		return merr
-	case s.opts.Gzip:
-		data, err := os.ReadFile(target)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", target, err)
-		}
-		if err := s.writeGzip(target+".gz", data); err != nil {
-			return err
-		}
-	default:
-		if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s.gz: %w", target, err)
+	return s.writeDeferred(ctx)
+}
+
+func (s *site) addCapture(e *catalog.Entry, groups map[uint64]group) {
+	if h := hashString(e.Snapshot.URL); groups[h].n > 1 {
+		if list := s.captures[h]; len(list) <= maxRelated {
+			s.captures[h] = append(list, capture{dir: e.Dir, url: e.Snapshot.URL, title: e.Snapshot.Title, saved: savedTime(&e.Snapshot)})
 		}
 	}
-	// The pages that list other captures of their URL.
-	g, gctx = errgroup.WithContext(ctx)
+}
+
+// writeDeferred writes the pages that list other captures of their URL.
+func (s *site) writeDeferred(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Workers)
 	for _, it := range s.deferred {
 		g.Go(func() error {

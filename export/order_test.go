@@ -2,10 +2,12 @@ package export
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"folio/archive"
 	"folio/gen"
@@ -60,6 +62,114 @@ func TestStateAfterSync(t *testing.T) {
 		}
 		if synced < 0 || stated < synced {
 			t.Errorf("out=%q: state written at step %d, sync at %d: the state must follow the sync", opts.Out, stated, synced)
+		}
+	}
+}
+
+// TestOnePass checks that a re-export after a change that leaves every
+// URL's captures as they were streams the catalog once and rewrites only
+// what changed, that a change another capture's page shows falls back to
+// the second pass, and that both leave the site a --full export writes.
+func TestOnePass(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 90, Seed: 5, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	passes := 0
+	testEvent = func(e string) {
+		if e == "pass2" {
+			mu.Lock()
+			passes++
+			mu.Unlock()
+		}
+	}
+	defer func() { testEvent = func(string) {} }()
+	export := func(full bool) (Stats, int) {
+		t.Helper()
+		passes = 0
+		st, err := Run(context.Background(), Options{Collection: c, PageSize: 20, Full: full}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, passes
+	}
+	read := func(rel string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if st, n := export(false); n != 1 || st.Written != 90 {
+		t.Fatalf("first export: %d second passes, %+v", n, st)
+	}
+	if st, n := export(false); n != 0 || st.Written != 0 || st.RootWritten != 0 {
+		t.Fatalf("unchanged: %d second passes, %+v", n, st)
+	}
+	urls := map[string][]int{}
+	for i, s := range m.Snapshots {
+		urls[s.URL] = append(urls[s.URL], i)
+	}
+	single, shared := -1, -1
+	for i, s := range m.Snapshots {
+		switch n := len(urls[s.URL]); {
+		case n == 1 && single < 0:
+			single = i
+		case n > 1 && shared < 0:
+			shared = i
+		}
+	}
+	if single < 0 || shared < 0 {
+		t.Fatal("the generated collection needs a URL captured once and one captured more than once")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if err := gen.RetitleIndex(filepath.Join(dir, m.Snapshots[single].Dir), "Once"); err != nil {
+		t.Fatal(err)
+	}
+	st, n := export(false)
+	if n != 0 || st.Written != 1 || st.RootWritten != 1 {
+		t.Fatalf("after retitling a single capture: %d second passes, %+v", n, st)
+	}
+	manifest := read(ManifestFile)
+	if !strings.Contains(manifest, `"Once"`) {
+		t.Error("the manifest misses the new title")
+	}
+	if err := gen.RetitleIndex(filepath.Join(dir, m.Snapshots[shared].Dir), "Twice"); err != nil {
+		t.Fatal(err)
+	}
+	st, n = export(false)
+	group := len(urls[m.Snapshots[shared].URL])
+	if n != 1 || st.Written != int64(group) {
+		t.Fatalf("after retitling one of %d captures: %d second passes, %+v", group, n, st)
+	}
+	other := urls[m.Snapshots[shared].URL][0]
+	if other == shared {
+		other = urls[m.Snapshots[shared].URL][1]
+	}
+	if page := read(m.Snapshots[other].Dir + "/" + RootPage); !strings.Contains(page, "Twice") {
+		t.Error("the other capture's page misses the new title")
+	}
+	incremental := map[string]string{ManifestFile: read(ManifestFile), RootPage: read(RootPage)}
+	for i := range m.Snapshots {
+		incremental[m.Snapshots[i].Dir] = read(m.Snapshots[i].Dir + "/" + RootPage)
+	}
+	export(true)
+	if got := read(ManifestFile); got != incremental[ManifestFile] {
+		t.Error("the incremental manifest differs from a full export's")
+	}
+	if got := read(RootPage); got != incremental[RootPage] {
+		t.Error("the incremental root page differs from a full export's")
+	}
+	for i := range m.Snapshots {
+		if got := read(m.Snapshots[i].Dir + "/" + RootPage); got != incremental[m.Snapshots[i].Dir] {
+			t.Errorf("%s: the incremental page differs from a full export's", m.Snapshots[i].Dir)
 		}
 	}
 }

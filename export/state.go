@@ -20,20 +20,24 @@ type state struct {
 	Key      uint64   // options and templates the export ran with
 	Pages    []uint64 // fingerprint of root page i+1 (and its search shard)
 	Manifest uint64   // fingerprint of the root index.jsonl
+	Total    uint64   // snapshots exported
 	Snaps    map[uint64]snapState
 }
 
 type snapState struct {
 	Dir   string
-	FP    uint64
-	Files int64 // files in the exported copy of the folder (--out)
+	FP    uint64 // fingerprint of its page
+	Own   uint64 // ownFP: its row and manifest record
+	URL   uint64 // hash of its URL and its memberSig: the captures of
+	Sig   uint64 // each URL as the export saw them
+	Files int64  // files in the exported copy of the folder (--out)
 	Bytes int64
 	// Archived caches the manifest's is_archived, which for a snapshot
 	// neither sealed nor with outputs costs a look at its folder.
 	Archived bool
 }
 
-const stateMagic = "folio-export-state 2\n"
+const stateMagic = "folio-export-state 3\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -62,22 +66,20 @@ func decodeState(r *bufio.Reader) (*state, error) {
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != stateMagic {
 		return nil, errors.New("not an export state")
 	}
-	var hdr [4]uint64
+	var hdr [5]uint64
 	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
 		return nil, err
 	}
-	st := &state{Key: hdr[0], Manifest: hdr[1], Snaps: make(map[uint64]snapState, hdr[3])}
+	if hdr[2] > 1<<32 || hdr[3] > 1<<32 {
+		return nil, errors.New("implausible export state")
+	}
+	st := &state{Key: hdr[0], Manifest: hdr[1], Total: hdr[4], Snaps: make(map[uint64]snapState, hdr[3])}
 	st.Pages = make([]uint64, hdr[2])
 	if err := binary.Read(r, binary.LittleEndian, st.Pages); err != nil {
 		return nil, err
 	}
 	for range hdr[3] {
-		var rec struct {
-			N            uint16
-			FP           uint64
-			Files, Bytes int64
-			Archived     bool
-		}
+		var rec stateRec
 		if err := binary.Read(r, binary.LittleEndian, &rec); err != nil {
 			return nil, err
 		}
@@ -85,7 +87,8 @@ func decodeState(r *bufio.Reader) (*state, error) {
 		if _, err := io.ReadFull(r, dir); err != nil {
 			return nil, err
 		}
-		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Files: rec.Files, Bytes: rec.Bytes, Archived: rec.Archived}
+		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Own: rec.Own,
+			URL: rec.URL, Sig: rec.Sig, Files: rec.Files, Bytes: rec.Bytes, Archived: rec.Archived}
 	}
 	return st, nil
 }
@@ -94,21 +97,25 @@ func (st *state) write(path string) error {
 	return archive.WriteFileWith(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		bw.WriteString(stateMagic)
-		hdr := [4]uint64{st.Key, st.Manifest, uint64(len(st.Pages)), uint64(len(st.Snaps))}
+		hdr := [5]uint64{st.Key, st.Manifest, uint64(len(st.Pages)), uint64(len(st.Snaps)), st.Total}
 		binary.Write(bw, binary.LittleEndian, hdr)
 		binary.Write(bw, binary.LittleEndian, st.Pages)
 		for _, s := range st.Snaps {
-			rec := struct {
-				N            uint16
-				FP           uint64
-				Files, Bytes int64
-				Archived     bool
-			}{uint16(len(s.Dir)), s.FP, s.Files, s.Bytes, s.Archived}
+			rec := stateRec{uint16(len(s.Dir)), s.FP, s.Own, s.URL, s.Sig, s.Files, s.Bytes, s.Archived}
 			binary.Write(bw, binary.LittleEndian, rec)
 			bw.WriteString(s.Dir)
 		}
 		return bw.Flush()
 	})
+}
+
+// stateRec is one snapshot's fixed-size part in the state file, followed
+// by its folder name.
+type stateRec struct {
+	N                 uint16
+	FP, Own, URL, Sig uint64
+	Files, Bytes      int64
+	Archived          bool
 }
 
 // hasher builds 64-bit fingerprints.

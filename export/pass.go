@@ -1,0 +1,208 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive/catalog"
+)
+
+// maxRetained bounds the snapshots pass 1 holds in memory for the pages
+// it found changed; past it, pass 2 streams them again instead.
+const maxRetained = 20000
+
+// plannedPage is a root page as pass 1 found it.
+type plannedPage struct {
+	n      int
+	pfp    uint64
+	items  []item   // the page's snapshots when something on it changed
+	hashes []uint64 // else the folder hashes of its snapshots, all unchanged
+}
+
+// pass1 streams the selection once: it counts it and the captures of
+// each URL, writes the root index.jsonl (kept as it is when no record
+// changed), and after an earlier export finds the root pages and
+// snapshot pages that changed. It fingerprints them against the
+// previous export's captures and page count; when the stream confirms
+// both, it writes what changed and reports true, and no second pass is
+// needed.
+func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
+	s.groups = map[uint64]group{}
+	s.archived = map[uint64]bool{}
+	s.captures = map[uint64][]capture{}
+	var spec map[uint64]group
+	specTotal, specPages := 0, 0
+	if s.prev != nil {
+		spec = make(map[uint64]group, len(s.prev.Snaps))
+		for _, ss := range s.prev.Snaps {
+			g := spec[ss.URL]
+			g.n++
+			g.sig += ss.Sig
+			spec[ss.URL] = g
+		}
+		specTotal = int(s.prev.Total)
+		specPages = max(1, (specTotal+s.opts.PageSize-1)/s.opts.PageSize)
+	}
+	var plan []plannedPage
+	retained := 0
+	target := s.abs(ManifestFile)
+	stream := func(w io.Writer) error {
+		mfp := newHasher()
+		buf := make([]byte, 0, 1<<20)
+		batch := make([]item, 0, s.opts.PageSize)
+		flush := func() {
+			if spec == nil {
+				batch = batch[:0]
+				return
+			}
+			n := len(plan) + 1
+			pp := plannedPage{n: n, pfp: pageFP(n, specPages, specTotal, batch)}
+			dirty := n > len(s.prev.Pages) || s.prev.Pages[n-1] != pp.pfp ||
+				!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
+			for i := 0; i < len(batch) && !dirty; i++ {
+				old, ok := s.prev.Snaps[hashString(batch[i].Dir)]
+				dirty = !ok || old.FP != batch[i].fp || !exists(s.abs(batch[i].Dir+"/"+RootPage))
+			}
+			if !dirty {
+				pp.hashes = make([]uint64, len(batch))
+				for i := range batch {
+					pp.hashes[i] = hashString(batch[i].Dir)
+				}
+				batch = batch[:0]
+			} else {
+				pp.items = batch
+				retained += len(batch)
+				batch = make([]item, 0, s.opts.PageSize)
+			}
+			plan = append(plan, pp)
+			if retained > maxRetained {
+				spec, plan = nil, nil // too much changed: pass 2 streams it again
+			}
+		}
+		err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+			it := itemOf(e)
+			it.own = ownFP(&it)
+			h := hashString(e.Snapshot.URL)
+			g := s.groups[h]
+			g.n++
+			g.sig += memberSig(&it)
+			s.groups[h] = g
+			s.total++
+			rec := manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
+				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
+			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0
+			if !rec.IsArchived {
+				if old, ok := s.prevSnap(it.Dir); ok && old.Own == it.own {
+					rec.IsArchived = old.Archived
+				} else {
+					rec.IsArchived = s.hasMarker(&e)
+				}
+			}
+			it.archived = rec.IsArchived
+			s.archived[hashString(it.Dir)] = it.archived
+			archived := uint64(0)
+			if it.archived {
+				archived = 1
+			}
+			mfp.str(it.Dir).u64(it.own).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures)).u64(archived)
+			buf = appendManifest(buf, &rec)
+			if len(buf) > 1<<20-8192 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			if spec != nil {
+				it.fp = s.fingerprint(spec, &it)
+				s.addCapture(&e, spec)
+				batch = append(batch, it)
+				if len(batch) == s.opts.PageSize {
+					flush()
+				}
+			}
+			return ctx.Err()
+		})
+		if err == nil && spec != nil && (len(batch) > 0 || len(plan) == 0) {
+			flush()
+		}
+		if err != nil {
+			return err
+		}
+		fp := mfp.u64(uint64(s.total)).sum()
+		s.next.Manifest = fp
+		if s.prev != nil && s.prev.Manifest == fp && exists(target) {
+			return errUnchanged
+		}
+		_, err = w.Write(buf)
+		return err
+	}
+	merr := s.batch.WriteFileWith(target, 0o644, stream)
+	switch {
+	case errors.Is(merr, errUnchanged):
+	case merr != nil:
+		return false, merr
+	case s.opts.Gzip:
+		testEvent("write " + ManifestFile)
+		data, err := os.ReadFile(target)
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", target, err)
+		}
+		if err := s.writeGzip(target+".gz", data); err != nil {
+			return false, err
+		}
+	default:
+		testEvent("write " + ManifestFile)
+		if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("remove %s.gz: %w", target, err)
+		}
+	}
+	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
+	s.next.Total = uint64(s.total)
+	if spec == nil || s.total != specTotal || !sameGroups(spec, s.groups) {
+		return false, nil
+	}
+
+	// The previous export's captures and page count were right: write
+	// the pages that changed.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Workers)
+	for _, pp := range plan {
+		if pp.items == nil {
+			s.next.Pages = append(s.next.Pages, pp.pfp)
+			for _, h := range pp.hashes {
+				s.setSnap(h, s.prev.Snaps[h])
+			}
+			s.kept.Add(int64(len(pp.hashes)))
+			s.rootKept.Add(1)
+			continue
+		}
+		s.page(gctx, g, pp.n, pp.items)
+	}
+	if err := g.Wait(); err != nil {
+		return false, err
+	}
+	s.p.Progress("export", int64(s.total), int64(s.total))
+	return true, s.writeDeferred(ctx)
+}
+
+// sameGroups reports whether two exports saw the same captures of every
+// URL, as far as pages show them: the same count for each URL and, for
+// URLs captured more than once, the same captures.
+func sameGroups(a, b map[uint64]group) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for h, g := range a {
+		o, ok := b[h]
+		if !ok || o.n != g.n || g.n > 1 && o.sig != g.sig {
+			return false
+		}
+	}
+	return true
+}
