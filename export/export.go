@@ -191,6 +191,7 @@ type site struct {
 
 	groups   map[uint64]group
 	archived map[uint64]bool      // is_archived by folder hash, from pass 1
+	lines    map[uint64]lineRef   // manifest record by folder hash, from pass 1
 	captures map[uint64][]capture // captures of URLs captured more than once
 	deferred []*item              // pages written once captures are known
 	total    int
@@ -361,6 +362,11 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	testEvent("sync")
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
+	}
+	for h, ss := range s.next.Snaps {
+		l := s.lines[h]
+		ss.Off, ss.Len = l.off, l.n
+		s.next.Snaps[h] = ss
 	}
 	testEvent("state")
 	if err := s.next.write(s.statePth); err != nil {

@@ -81,12 +81,15 @@ func TestOnePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	passes := 0
+	passes, copies := 0, 0
 	testEvent = func(e string) {
-		if e == "pass2" {
-			mu.Lock()
+		mu.Lock()
+		defer mu.Unlock()
+		switch e {
+		case "pass2":
 			passes++
-			mu.Unlock()
+		case "copy manifest records":
+			copies++
 		}
 	}
 	defer func() { testEvent = func(string) {} }()
@@ -136,6 +139,9 @@ func TestOnePass(t *testing.T) {
 	st, n := export(false)
 	if n != 0 || st.Written != 1 || st.RootWritten != 1 {
 		t.Fatalf("after retitling a single capture: %d second passes, %+v", n, st)
+	}
+	if copies == 0 {
+		t.Error("the manifest was encoded anew, not copied from the previous one")
 	}
 	manifest := read(ManifestFile)
 	if !strings.Contains(manifest, `"Once"`) {

@@ -17,6 +17,9 @@ import (
 // it found changed; past it, pass 2 streams them again instead.
 const maxRetained = 20000
 
+// lineRef is where a snapshot's record lies in the root manifest.
+type lineRef struct{ off, n int64 }
+
 // plannedPage is a root page as pass 1 found it.
 type plannedPage struct {
 	n      int
@@ -52,9 +55,50 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	var plan []plannedPage
 	retained := 0
 	target := s.abs(ManifestFile)
+	s.lines = map[uint64]lineRef{}
+	// The previous manifest, when it is the one the state describes: the
+	// records of unchanged snapshots are copied from it, not encoded.
+	var old *os.File
+	if s.prev != nil && s.prev.ManifestSize > 0 {
+		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() && fi.Size() == s.prev.ManifestSize && fi.ModTime().UnixNano() == s.prev.ManifestMTime {
+			if old, err = os.Open(target); err != nil {
+				old = nil
+			} else {
+				defer old.Close()
+			}
+		}
+	}
 	stream := func(w io.Writer) error {
 		mfp := newHasher()
 		buf := make([]byte, 0, 1<<20)
+		var written, copyOff, copyLen int64 // copy: a pending range of the old manifest
+		var copyBuf []byte
+		flushCopy := func() error {
+			if copyLen == 0 {
+				return nil
+			}
+			if len(buf) > 0 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				written += int64(len(buf))
+				buf = buf[:0]
+			}
+			if copyBuf == nil {
+				copyBuf = make([]byte, 1<<20)
+			}
+			n, err := io.CopyBuffer(w, io.NewSectionReader(old, copyOff, copyLen), copyBuf)
+			if err == nil && n != copyLen {
+				err = fmt.Errorf("%s changed while it was read", target)
+			}
+			if err != nil {
+				return err
+			}
+			testEvent("copy manifest records")
+			written += copyLen
+			copyLen = 0
+			return nil
+		}
 		batch := make([]item, 0, s.opts.PageSize)
 		flush := func() {
 			if spec == nil {
@@ -111,13 +155,31 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				archived = 1
 			}
 			mfp.str(it.Dir).u64(it.own).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures)).u64(archived)
-			buf = appendManifest(buf, &rec)
-			if len(buf) > 1<<20-8192 {
-				if _, err := w.Write(buf); err != nil {
+			start := written + int64(len(buf)) + copyLen
+			if prev, ok := s.prevSnap(it.Dir); old != nil && ok && prev.Own == it.own && prev.Archived == it.archived &&
+				prev.Len > 0 && prev.Off+prev.Len <= s.prev.ManifestSize {
+				// The same record as last time: copied from the old manifest.
+				if copyLen == 0 || copyOff+copyLen != prev.Off {
+					if err := flushCopy(); err != nil {
+						return err
+					}
+					copyOff = prev.Off
+				}
+				copyLen += prev.Len
+			} else {
+				if err := flushCopy(); err != nil {
 					return err
 				}
-				buf = buf[:0]
+				buf = appendManifest(buf, &rec)
+				if len(buf) > 1<<20-8192 {
+					if _, err := w.Write(buf); err != nil {
+						return err
+					}
+					written += int64(len(buf))
+					buf = buf[:0]
+				}
 			}
+			s.lines[hashString(it.Dir)] = lineRef{start, written + int64(len(buf)) + copyLen - start}
 			if spec != nil {
 				it.fp = s.fingerprint(spec, &it)
 				s.addCapture(&e, spec)
@@ -138,6 +200,9 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 		s.next.Manifest = fp
 		if s.prev != nil && s.prev.Manifest == fp && exists(target) {
 			return errUnchanged
+		}
+		if err := flushCopy(); err != nil {
+			return err
 		}
 		_, err = w.Write(buf)
 		return err
@@ -161,6 +226,9 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 		if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, fmt.Errorf("remove %s.gz: %w", target, err)
 		}
+	}
+	if fi, err := os.Stat(target); err == nil {
+		s.next.ManifestSize, s.next.ManifestMTime = fi.Size(), fi.ModTime().UnixNano()
 	}
 	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
 	s.next.Total = uint64(s.total)

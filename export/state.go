@@ -21,7 +21,10 @@ type state struct {
 	Pages    []uint64 // fingerprint of root page i+1 (and its search shard)
 	Manifest uint64   // fingerprint of the root index.jsonl
 	Total    uint64   // snapshots exported
-	Snaps    map[uint64]snapState
+	// ManifestSize and ManifestMTime identify the root index.jsonl the
+	// snapshots' Off and Len point into.
+	ManifestSize, ManifestMTime int64
+	Snaps                       map[uint64]snapState
 }
 
 type snapState struct {
@@ -30,14 +33,16 @@ type snapState struct {
 	Own   uint64 // ownFP: its row and manifest record
 	URL   uint64 // hash of its URL and its memberSig: the captures of
 	Sig   uint64 // each URL as the export saw them
-	Files int64  // files in the exported copy of the folder (--out)
+	Off   int64  // where its record lies in the root manifest
+	Len   int64
+	Files int64 // files in the exported copy of the folder (--out)
 	Bytes int64
 	// Archived caches the manifest's is_archived, which for a snapshot
 	// neither sealed nor with outputs costs a look at its folder.
 	Archived bool
 }
 
-const stateMagic = "folio-export-state 3\n"
+const stateMagic = "folio-export-state 4\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -66,14 +71,15 @@ func decodeState(r *bufio.Reader) (*state, error) {
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != stateMagic {
 		return nil, errors.New("not an export state")
 	}
-	var hdr [5]uint64
+	var hdr [7]uint64
 	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
 		return nil, err
 	}
 	if hdr[2] > 1<<32 || hdr[3] > 1<<32 {
 		return nil, errors.New("implausible export state")
 	}
-	st := &state{Key: hdr[0], Manifest: hdr[1], Total: hdr[4], Snaps: make(map[uint64]snapState, hdr[3])}
+	st := &state{Key: hdr[0], Manifest: hdr[1], Total: hdr[4],
+		ManifestSize: int64(hdr[5]), ManifestMTime: int64(hdr[6]), Snaps: make(map[uint64]snapState, hdr[3])}
 	st.Pages = make([]uint64, hdr[2])
 	if err := binary.Read(r, binary.LittleEndian, st.Pages); err != nil {
 		return nil, err
@@ -88,7 +94,7 @@ func decodeState(r *bufio.Reader) (*state, error) {
 			return nil, err
 		}
 		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Own: rec.Own,
-			URL: rec.URL, Sig: rec.Sig, Files: rec.Files, Bytes: rec.Bytes, Archived: rec.Archived}
+			URL: rec.URL, Sig: rec.Sig, Off: rec.Off, Len: rec.Len, Files: rec.Files, Bytes: rec.Bytes, Archived: rec.Archived}
 	}
 	return st, nil
 }
@@ -97,11 +103,12 @@ func (st *state) write(path string) error {
 	return archive.WriteFileWith(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		bw.WriteString(stateMagic)
-		hdr := [5]uint64{st.Key, st.Manifest, uint64(len(st.Pages)), uint64(len(st.Snaps)), st.Total}
+		hdr := [7]uint64{st.Key, st.Manifest, uint64(len(st.Pages)), uint64(len(st.Snaps)), st.Total,
+			uint64(st.ManifestSize), uint64(st.ManifestMTime)}
 		binary.Write(bw, binary.LittleEndian, hdr)
 		binary.Write(bw, binary.LittleEndian, st.Pages)
 		for _, s := range st.Snaps {
-			rec := stateRec{uint16(len(s.Dir)), s.FP, s.Own, s.URL, s.Sig, s.Files, s.Bytes, s.Archived}
+			rec := stateRec{uint16(len(s.Dir)), s.FP, s.Own, s.URL, s.Sig, s.Off, s.Len, s.Files, s.Bytes, s.Archived}
 			binary.Write(bw, binary.LittleEndian, rec)
 			bw.WriteString(s.Dir)
 		}
@@ -114,6 +121,7 @@ func (st *state) write(path string) error {
 type stateRec struct {
 	N                 uint16
 	FP, Own, URL, Sig uint64
+	Off, Len          int64
 	Files, Bytes      int64
 	Archived          bool
 }
