@@ -190,8 +190,7 @@ type site struct {
 	statePth string
 
 	groups   map[uint64]group
-	archived map[uint64]bool      // is_archived by folder hash, from pass 1
-	lines    map[uint64]lineRef   // manifest record by folder hash, from pass 1
+	seen     map[uint64]seenRec   // by folder hash, from pass 1
 	captures map[uint64][]capture // captures of URLs captured more than once
 	deferred []*item              // pages written once captures are known
 	total    int
@@ -298,6 +297,7 @@ type item struct {
 	NumOutputs  int
 	NumFailures int
 	own, fp     uint64 // ownFP and fingerprint
+	dh          uint64 // hashString(Dir), set by pass 1
 	archived    bool   // the manifest's is_archived
 }
 
@@ -364,7 +364,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		return st, fmt.Errorf("export: %w", err)
 	}
 	for h, ss := range s.next.Snaps {
-		l := s.lines[h]
+		l := s.seen[h].line
 		ss.Off, ss.Len = l.off, l.n
 		s.next.Snaps[h] = ss
 	}
@@ -1062,7 +1062,7 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 		it := itemOf(e)
 		it.own = ownFP(&it)
 		it.fp = s.fingerprint(s.groups, &it)
-		it.archived = s.archived[hashString(it.Dir)]
+		it.archived = s.seen[hashString(it.Dir)].archived
 		s.addCapture(&e, s.groups)
 		batch = append(batch, it)
 		if len(batch) == s.opts.PageSize {

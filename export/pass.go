@@ -20,6 +20,12 @@ const maxRetained = 20000
 // lineRef is where a snapshot's record lies in the root manifest.
 type lineRef struct{ off, n int64 }
 
+// seenRec is what pass 1 learned of a snapshot for pass 2 and the state.
+type seenRec struct {
+	archived bool
+	line     lineRef
+}
+
 // plannedPage is a root page as pass 1 found it.
 type plannedPage struct {
 	n      int
@@ -37,7 +43,7 @@ type plannedPage struct {
 // needed.
 func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	s.groups = map[uint64]group{}
-	s.archived = map[uint64]bool{}
+	s.seen = map[uint64]seenRec{}
 	s.captures = map[uint64][]capture{}
 	var spec map[uint64]group
 	specTotal, specPages := 0, 0
@@ -55,7 +61,6 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	var plan []plannedPage
 	retained := 0
 	target := s.abs(ManifestFile)
-	s.lines = map[uint64]lineRef{}
 	// The previous manifest, when it is the one the state describes: the
 	// records of unchanged snapshots are copied from it, not encoded.
 	var old *os.File
@@ -109,14 +114,18 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			pp := plannedPage{n: n, pfp: pageFP(n, specPages, specTotal, batch)}
 			dirty := n > len(s.prev.Pages) || s.prev.Pages[n-1] != pp.pfp ||
 				!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
+			// The state is written only after the pages it claims are
+			// durable, so a snapshot page is not looked for on disk here
+			// (100k lookups); one deleted by hand comes back with --full
+			// or when its page changes.
 			for i := 0; i < len(batch) && !dirty; i++ {
-				old, ok := s.prev.Snaps[hashString(batch[i].Dir)]
-				dirty = !ok || old.FP != batch[i].fp || !exists(s.abs(batch[i].Dir+"/"+RootPage))
+				old, ok := s.prev.Snaps[batch[i].dh]
+				dirty = !ok || old.FP != batch[i].fp
 			}
 			if !dirty {
 				pp.hashes = make([]uint64, len(batch))
 				for i := range batch {
-					pp.hashes[i] = hashString(batch[i].Dir)
+					pp.hashes[i] = batch[i].dh
 				}
 				batch = batch[:0]
 			} else {
@@ -132,6 +141,11 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 		err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
 			it := itemOf(e)
 			it.own = ownFP(&it)
+			dh := hashString(it.Dir)
+			prev, hasPrev := snapState{}, false
+			if s.prev != nil {
+				prev, hasPrev = s.prev.Snaps[dh]
+			}
 			h := hashString(e.Snapshot.URL)
 			g := s.groups[h]
 			g.n++
@@ -142,21 +156,20 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
 			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0
 			if !rec.IsArchived {
-				if old, ok := s.prevSnap(it.Dir); ok && old.Own == it.own {
-					rec.IsArchived = old.Archived
+				if hasPrev && prev.Own == it.own {
+					rec.IsArchived = prev.Archived
 				} else {
 					rec.IsArchived = s.hasMarker(&e)
 				}
 			}
 			it.archived = rec.IsArchived
-			s.archived[hashString(it.Dir)] = it.archived
 			archived := uint64(0)
 			if it.archived {
 				archived = 1
 			}
 			mfp.str(it.Dir).u64(it.own).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures)).u64(archived)
 			start := written + int64(len(buf)) + copyLen
-			if prev, ok := s.prevSnap(it.Dir); old != nil && ok && prev.Own == it.own && prev.Archived == it.archived &&
+			if old != nil && hasPrev && prev.Own == it.own && prev.Archived == it.archived &&
 				prev.Len > 0 && prev.Off+prev.Len <= s.prev.ManifestSize {
 				// The same record as last time: copied from the old manifest.
 				if copyLen == 0 || copyOff+copyLen != prev.Off {
@@ -179,8 +192,9 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 					buf = buf[:0]
 				}
 			}
-			s.lines[hashString(it.Dir)] = lineRef{start, written + int64(len(buf)) + copyLen - start}
+			s.seen[dh] = seenRec{archived: it.archived, line: lineRef{start, written + int64(len(buf)) + copyLen - start}}
 			if spec != nil {
+				it.dh = dh
 				it.fp = s.fingerprint(spec, &it)
 				s.addCapture(&e, spec)
 				batch = append(batch, it)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -159,10 +158,14 @@ func (x *hasher) u64(v uint64) *hasher {
 
 func (x *hasher) sum() uint64 { return x.h }
 
+// hashString is the 64-bit FNV-1a hash of s.
 func hashString(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // testEvent reports the steps of an export to tests of their order; it
