@@ -485,11 +485,13 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 	cp := &copier{fault: x.opts.Fault, label: label}
 	if !dstExists && !x.opts.ForceCopy {
 		var ix []byte
+		hadIndex := false
 		if it != nil {
 			existing, err := readOptional(filepath.Join(src, archive.IndexFile))
 			if err != nil {
 				return err
 			}
+			hadIndex = existing != nil
 			if ix, err = buildIndex(existing, it, payload); err != nil {
 				return err
 			}
@@ -505,7 +507,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			x.add(func(st *Stats) { st.Files += files; st.Bytes += size })
 			// From here on the journal owns the entry: an error leaves it
 			// pending and the next run writes the index it recorded.
-			if err := x.renamed(s, dst, it, ix, link, linkTo); err != nil {
+			if err := x.renamed(s, dst, it, ix, hadIndex, link, linkTo); err != nil {
 				x.unfinished.Add(1)
 				return err
 			}
@@ -558,7 +560,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			return undo(err)
 		}
 		if !bytes.Equal(ix, existing) {
-			if err := writeIndexFast(dst, ix); err != nil {
+			if err := writeIndex(dst, ix, existing != nil); err != nil {
 				return undo(err)
 			}
 		}
@@ -674,12 +676,12 @@ func (x *executor) finishDeletion(d *deletion) error {
 }
 
 // renamed finishes a snapshot whose folder was renamed into place.
-func (x *executor) renamed(s *Step, dst string, it *Item, ix []byte, link, linkTo string) error {
+func (x *executor) renamed(s *Step, dst string, it *Item, ix []byte, replacing bool, link, linkTo string) error {
 	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
 		return err
 	}
 	if it != nil {
-		if err := writeIndexFast(dst, ix); err != nil {
+		if err := writeIndex(dst, ix, replacing); err != nil {
 			return err
 		}
 		if err := x.mark(jrecord{Step: stepIndexed, Src: s.Source}, false); err != nil {
@@ -788,7 +790,7 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 		return false, x.abandon(&Step{Source: label}, fmt.Errorf("create %s: %w", dst, err))
 	}
 	if !bytes.Equal(ix, existing) {
-		if err := writeIndexFast(dst, ix); err != nil {
+		if err := writeIndex(dst, ix, existing != nil); err != nil {
 			return false, x.abandon(&Step{Source: label}, err)
 		}
 	}
@@ -836,6 +838,17 @@ func (x *executor) syncAll() error {
 		}
 	}
 	return nil
+}
+
+// writeIndex writes dir/index.jsonl. Replacing an existing file (the only
+// copy of its foreign lines and unknown keys) goes through
+// archive.WriteFile and its fsyncs; a new file, which the journal or the
+// source folder can give again, through writeIndexFast.
+func writeIndex(dir string, data []byte, replacing bool) error {
+	if replacing {
+		return archive.WriteFile(filepath.Join(dir, archive.IndexFile), data, 0o644)
+	}
+	return writeIndexFast(dir, data)
 }
 
 // writeIndexFast writes dir/index.jsonl atomically — a temp file beside it
