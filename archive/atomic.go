@@ -12,12 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tempMarker is part of every temporary file name folio creates; readers
-// skip such files and verify reports strays left by a crash.
-const tempMarker = ".folio-tmp-"
+// TempMarker is part of every temporary file or folder name folio creates;
+// readers skip such entries and recovery removes strays left by a crash.
+const TempMarker = ".folio-tmp-"
 
 // IsTemp reports whether name is a temporary file of an unfinished write.
-func IsTemp(name string) bool { return strings.Contains(name, tempMarker) }
+func IsTemp(name string) bool { return strings.Contains(name, TempMarker) }
 
 // WriteFile writes data to path atomically: a uniquely named temp file in
 // the same folder is written, length-checked, synced and renamed over path,
@@ -50,7 +50,7 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := filepath.Join(dir, "."+base+tempMarker+hex.EncodeToString(suffix[:]))
+	tmp := filepath.Join(dir, "."+base+TempMarker+hex.EncodeToString(suffix[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -97,11 +97,12 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 // file, which at 100k pages is the difference between seconds and minutes.
 //
 // Until Sync returns, a crash may leave some of the batch's files empty or
-// old. Callers therefore commit the record that says the files are written
-// (an export's state file, written with WriteFile) only after Sync, so the
-// next run regenerates whatever the crash cut short. Files that are the
-// only copy of something (index.jsonl, migrated outputs) never go through
-// a Batch.
+// old. A Batch is therefore only for files that something else still on
+// disk can give again until the sync: export pages (the export state that
+// claims them is written with WriteFile only after Sync) and the new
+// index.jsonl of a migrated snapshot (its legacy source and the migration
+// journal survive until the run's syncfs). A file that replaces the only
+// copy of its content never goes through a Batch.
 type Batch struct {
 	root string
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"folio/archive"
 )
 
 // Errors of the mover. Each is wrapped with the path it concerns.
@@ -31,11 +33,6 @@ var (
 	// source. The source is not deleted.
 	ErrMismatch = errors.New("verification failed")
 )
-
-// tempMarker is the marker archive.IsTemp recognises in the names of
-// unfinished writes; the mover names its temp files and staging folders
-// with it so readers skip them and recovery can remove them.
-const tempMarker = ".folio-tmp-"
 
 // treeEntry is one thing in a snapshot tree, as Lstat saw it.
 type treeEntry struct {
@@ -202,7 +199,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 // other writer uses: process id and a counter (the collection lock keeps
 // other folio processes out).
 func tempName(base string) string {
-	return "." + base + tempMarker + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+	return "." + base + archive.TempMarker + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
 }
 
 // copyOp is what the pre-pass decided for one source treeEntry.

@@ -851,35 +851,15 @@ func writeIndex(dir string, data []byte, replacing bool) error {
 	return writeIndexFast(dir, data)
 }
 
-// writeIndexFast writes dir/index.jsonl atomically — a temp file beside it
-// (named so archive.IsTemp and recovery know it) renamed over it — but
-// without archive.WriteFile's two fsyncs, which would make a migration of
-// 10k snapshots spend most of its time waiting for the disk. Durability
-// comes in batches instead: the journal holds what a crash could lose (a
-// rename's index bytes; for copies the source is deleted only after a
-// syncfs), and the journal is cleared only after a final syncfs.
+// writeIndexFast writes dir/index.jsonl atomically through an
+// archive.Batch — a temp file renamed over it — without archive.WriteFile's
+// two fsyncs, which would make a migration of 10k snapshots spend most of
+// its time waiting for the disk. Durability comes in batches instead: the
+// journal holds what a crash could lose (a rename's index bytes; for copies
+// the source is deleted only after a syncfs), and the journal is cleared
+// only after the run's final syncfs (syncAll).
 func writeIndexFast(dir string, data []byte) error {
-	p := filepath.Join(dir, archive.IndexFile)
-	tmp := filepath.Join(dir, tempName(archive.IndexFile))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return nil
+	return archive.NewBatch(dir).WriteFile(filepath.Join(dir, archive.IndexFile), data, 0o644)
 }
 
 // readOptional reads a file that may be absent (nil, nil).
@@ -1167,7 +1147,7 @@ func removeStaging(dst string) error {
 	if err != nil {
 		return err
 	}
-	prefix := "." + base + tempMarker
+	prefix := "." + base + archive.TempMarker
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
 			if err := os.RemoveAll(filepath.Join(parent, n)); err != nil {
@@ -1182,7 +1162,7 @@ func removeStaging(dst string) error {
 		if err != nil {
 			return err
 		}
-		if p != dst && archive.IsTemp(d.Name()) && strings.Contains(d.Name(), tempMarker) {
+		if p != dst && archive.IsTemp(d.Name()) && strings.Contains(d.Name(), archive.TempMarker) {
 			if err := os.RemoveAll(p); err != nil {
 				return fmt.Errorf("remove temp file %s: %w", p, err)
 			}
@@ -1201,7 +1181,7 @@ func removeIndexTemps(dir string) error {
 		return err
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, "."+archive.IndexFile+tempMarker) {
+		if strings.HasPrefix(n, "."+archive.IndexFile+archive.TempMarker) {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove temp file %s: %w", filepath.Join(dir, n), err)
 			}
