@@ -1,5 +1,7 @@
 package archive
 
+import "fmt"
+
 // Printer is how long-running work reports to the user. Core packages never
 // print; the CLI implements Printer (a progress line on a terminal, plain
 // lines otherwise, nothing on stdout when output is machine-readable).
@@ -21,3 +23,17 @@ type discard struct{}
 func (discard) Infof(string, ...any)          {}
 func (discard) Warnf(string, ...any)          {}
 func (discard) Progress(string, int64, int64) {}
+
+// HumanBytes writes a byte count for people: "512 B", "1.5 KiB", "2.0 GiB".
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -107,22 +107,9 @@ func (s *Stats) WriteTable(w io.Writer) error {
 	if s.Recovered > 0 {
 		fmt.Fprintf(&b, "    %-18s %d\n", "Recovered:", s.Recovered)
 	}
-	fmt.Fprintf(&b, "    %-18s %s (%d files)\n", "Bytes moved:", humanBytes(s.Bytes), s.Files)
+	fmt.Fprintf(&b, "    %-18s %s (%d files)\n", "Bytes moved:", archive.HumanBytes(s.Bytes), s.Files)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // Run migrates the collection to the current layout: it finishes what an

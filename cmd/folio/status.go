@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"folio/archive"
 	"folio/archive/catalog"
 )
 
@@ -117,7 +118,7 @@ func (r statusReport) print(w io.Writer, now time.Time) {
 		age += "; up to date"
 	}
 	fmt.Fprintf(w, "catalog            %s\n", age)
-	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", humanBytes(r.DiskUse), r.DiskUse)
+	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", archive.HumanBytes(r.DiskUse), r.DiskUse)
 }
 
 func counts(m map[string]int) string {
@@ -138,17 +139,4 @@ func counts(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", name, m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
