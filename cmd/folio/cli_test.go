@@ -3,12 +3,42 @@ package main_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// folioBin builds the folio binary once per test process, beside the test
+// binary (in go test's work dir, removed when the run ends).
+func folioBin(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(filepath.Dir(exe), "folio-test-bin")
+		out, err := exec.Command("go", "build", "-o", binPath, "folio/cmd/folio").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
 
 // runFolio runs the built binary with args and returns stdout, stderr and
 // the exit code.

@@ -2,10 +2,8 @@ package main_test
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,51 +22,6 @@ import (
 
 	"folio/gen"
 )
-
-var (
-	exportBinOnce sync.Once
-	exportBinPath string
-	exportBinErr  error
-)
-
-// exportBin builds the folio binary once per test process, beside the test
-// binary (in go test's work dir, removed when the run ends).
-func exportBin(t testing.TB) string {
-	t.Helper()
-	exportBinOnce.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			exportBinErr = err
-			return
-		}
-		exportBinPath = filepath.Join(filepath.Dir(exe), "folio-export-test-bin")
-		out, err := exec.Command("go", "build", "-o", exportBinPath, "folio/cmd/folio").CombinedOutput()
-		if err != nil {
-			exportBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if exportBinErr != nil {
-		t.Fatal(exportBinErr)
-	}
-	return exportBinPath
-}
-
-// exportRun runs the binary and returns stdout, stderr and the exit code.
-func exportRun(t testing.TB, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(exportBin(t), args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
-}
 
 // exportCollection generates n snapshots and retitles the oldest one that has a
 // singlefile capture to needle, so it lands on the last root page.
@@ -95,7 +48,7 @@ func exportCollection(t testing.TB, n int, needle string) (string, gen.Entry) {
 
 func TestExportCommand(t *testing.T) {
 	dir, _ := exportCollection(t, 30, "Needle")
-	stdout, stderr, code := exportRun(t, "-D", dir, "export", "--page-size", "10")
+	stdout, stderr, code := runFolio(t, "-D", dir, "export", "--page-size", "10")
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, stderr)
 	}
@@ -105,14 +58,14 @@ func TestExportCommand(t *testing.T) {
 	if !strings.Contains(stderr, "exported 30 snapshots") {
 		t.Errorf("stderr: %s", stderr)
 	}
-	_, stderr, _ = exportRun(t, "-D", dir, "export", "--page-size", "10")
+	_, stderr, _ = runFolio(t, "-D", dir, "export", "--page-size", "10")
 	if !strings.Contains(stderr, "0 pages written, 30 unchanged") {
 		t.Errorf("second export: %s", stderr)
 	}
 
 	out := filepath.Join(t.TempDir(), "public")
 	bundle := filepath.Join(t.TempDir(), "site.tar.zst")
-	if _, stderr, code := exportRun(t, "-D", dir, "export", "--out", out, "--gzip", "--bundle", bundle, "--status", "sealed"); code != 0 {
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--out", out, "--gzip", "--bundle", bundle, "--status", "sealed"); code != 0 {
 		t.Fatalf("export --out: exit %d\n%s", code, stderr)
 	}
 	names := exportTarNames(t, bundle)
@@ -138,7 +91,7 @@ func TestExportCommand(t *testing.T) {
 		{[]string{"-D", t.TempDir(), "export"}, 1, "not a folio or ArchiveBox collection"},
 		{[]string{"-D", dir, "export", "--out", dir + "/archive/x"}, 1, "archive"},
 	} {
-		_, stderr, code := exportRun(t, tc.args...)
+		_, stderr, code := runFolio(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
 		}
@@ -334,7 +287,7 @@ func TestExportInBrowserFromFile(t *testing.T) {
 	ctx := exportBrowser(t)
 	needle := "Needle unicorn 🦄 <b>bold</b> & co"
 	dir, _ := exportCollection(t, 45, needle)
-	if _, stderr, code := exportRun(t, "-D", dir, "export", "--page-size", "10"); code != 0 {
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--page-size", "10"); code != 0 {
 		t.Fatalf("export: %s", stderr)
 	}
 	exportBrowse(t, ctx, "file://"+dir+"/index.html", needle)

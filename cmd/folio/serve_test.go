@@ -17,7 +17,7 @@ import (
 // Ctrl-C does) and returns its exit code.
 func exportServe(t *testing.T, args ...string) (string, func() int) {
 	t.Helper()
-	cmd := exec.Command(exportBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(folioBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func exportServe(t *testing.T, args ...string) (string, func() int) {
 func TestServeProcess(t *testing.T) {
 	needle := "Needle unicorn 🦄 served"
 	dir, e := exportCollection(t, 45, needle)
-	if _, stderr, code := exportRun(t, "-D", dir, "export", "--page-size", "10", "--gzip"); code != 0 {
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--page-size", "10", "--gzip"); code != 0 {
 		t.Fatalf("export: %s", stderr)
 	}
 	base, stop := exportServe(t, dir)
@@ -109,7 +109,7 @@ func TestServeInBrowser(t *testing.T) {
 	needle := "Needle unicorn 🦄 over http"
 	dir, _ := exportCollection(t, 45, needle)
 	out := filepath.Join(t.TempDir(), "public")
-	if _, stderr, code := exportRun(t, "-D", dir, "export", "--page-size", "10", "--out", out, "--gzip"); code != 0 {
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--page-size", "10", "--out", out, "--gzip"); code != 0 {
 		t.Fatalf("export: %s", stderr)
 	}
 	base, _ := exportServe(t, out)

@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,34 +24,6 @@ import (
 	"folio/archive"
 	"folio/gen"
 )
-
-var (
-	updBinOnce sync.Once
-	updBinPath string
-	updBinErr  error
-)
-
-// folioBin builds the folio binary once per test process, beside the test
-// binary (in go test's work dir, removed when the run ends).
-func folioBin(t testing.TB) string {
-	t.Helper()
-	updBinOnce.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			updBinErr = err
-			return
-		}
-		updBinPath = filepath.Join(filepath.Dir(exe), "folio-update-test-bin")
-		out, err := exec.Command("go", "build", "-o", updBinPath, "folio/cmd/folio").CombinedOutput()
-		if err != nil {
-			updBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if updBinErr != nil {
-		t.Fatal(updBinErr)
-	}
-	return updBinPath
-}
 
 type updResult struct {
 	stdout, stderr string
