@@ -60,8 +60,9 @@ type Result struct {
 	SchemaVersion   string
 }
 
-// OutputFile is one entry of a result's output_files, relative to the
-// snapshot folder.
+// OutputFile is one entry of a result's output_files. Path is relative to
+// the plugin's output folder (<snapshot>/<plugin>/), as ArchiveBox keys it:
+// a screenshot result lists "screenshot.png" for screenshot/screenshot.png.
 type OutputFile struct {
 	Path      string
 	Size      int64
