@@ -25,21 +25,12 @@ type catResult struct {
 // catRun runs folio with --data-dir dir (none when dir is "").
 func catRun(t testing.TB, dir string, args ...string) catResult {
 	t.Helper()
-	if dir != "" {
-		args = append([]string{"--data-dir", dir}, args...)
+	if dir == "" {
+		out, errOut, code := runFolio(t, args...)
+		return catResult{out, errOut, code}
 	}
-	cmd := exec.Command(folioBin(t), args...) // folioBin: update_test.go
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return catResult{out.String(), errb.String(), code}
+	r := updRun(t, dir, nil, args...)
+	return catResult{r.stdout, r.stderr, r.code}
 }
 
 func (r catResult) want(t testing.TB, code int) catResult {
