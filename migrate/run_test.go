@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -443,33 +442,13 @@ func TestRunFaultAtEveryStep(t *testing.T) {
 					if _, err := Run(context.Background(), c, o2); !errors.Is(err, archive.ErrPartial) {
 						t.Fatalf("rerun: %v", err)
 					}
-					if d := diffCanon(want, canonical(t, dir)); d != "" {
+					if d := diffTrees(want, canonical(t, dir)); d != "" {
 						t.Errorf("after fault and rerun the tree differs from an uninterrupted run:\n%s", d)
 					}
 				})
 			}
 		}
 	}
-}
-
-func diffCanon(a, b map[string]string) string {
-	var keys []string
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var d []string
-	for _, k := range keys {
-		if a[k] != b[k] {
-			d = append(d, fmt.Sprintf("%s:\n   want %q\n    got %q", k, a[k], b[k]))
-		}
-	}
-	return strings.Join(d, "\n")
 }
 
 func TestPlanInvalidSuffixesAndClashes(t *testing.T) {
