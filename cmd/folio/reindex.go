@@ -29,15 +29,11 @@ Folders that cannot be read are reported one per line; the command then exits 3.
 			if opts.Workers < 0 {
 				return usagef("--workers must be at least 1 (or 0 for one per CPU)")
 			}
-			coll, err := e.open()
+			coll, unlock, err := e.openLocked("reindex")
 			if err != nil {
 				return err
 			}
-			lock, err := coll.Lock("reindex")
-			if err != nil {
-				return err
-			}
-			defer lock.Unlock()
+			defer unlock()
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p

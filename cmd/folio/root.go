@@ -81,6 +81,19 @@ func (e *env) open() (*archive.Collection, error) {
 	return archive.Open(e.dir())
 }
 
+// openLocked opens the collection and takes its writer lock for the named
+// command; unlock releases it.
+func (e *env) openLocked(command string) (c *archive.Collection, unlock func() error, err error) {
+	if c, err = e.open(); err != nil {
+		return nil, nil, err
+	}
+	lock, err := c.Lock(command)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, lock.Unlock, nil
+}
+
 // printer returns the Printer for progress and messages on stderr.
 func (e *env) printer() *printer {
 	tty := false

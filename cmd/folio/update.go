@@ -58,15 +58,11 @@ remove).`,
 			}
 			opts.Fault = fault
 			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
-			coll, err := e.open()
+			coll, unlock, err := e.openLocked("update --migrate-only")
 			if err != nil {
 				return err
 			}
-			lock, err := coll.Lock("update --migrate-only")
-			if err != nil {
-				return err
-			}
-			defer lock.Unlock()
+			defer unlock()
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
