@@ -140,7 +140,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if opts.PlanOut == nil {
 		opts.PlanOut = io.Discard
 	}
-	x := &executor{c: c, opts: opts, p: opts.Printer, st: &Stats{}, groups: map[uint64]*syncGroup{}}
+	x := &executor{c: c, opts: opts, p: opts.Printer, st: &Stats{}}
 	jpath := c.Path(JournalFile)
 	var pend []jrecord
 	if opts.DryRun {
@@ -221,11 +221,9 @@ type executor struct {
 
 	mu         sync.Mutex
 	st         *Stats
-	groups     map[uint64]*syncGroup // per filesystem
-	blocked    map[string]string     // sources an unfinished recovery still owns -> why
-	crawlDirs  map[*Crawl]string     // crawl folder of each crawl
-	pendingDel []*deletion           // copied sources waiting for the next deletion batch
-	unfinished atomic.Int64          // journal entries left pending
+	blocked    map[string]string // sources an unfinished recovery still owns -> why
+	crawlDirs  map[*Crawl]string // crawl folder of each crawl
+	unfinished atomic.Int64      // journal entries left pending
 }
 
 // fault runs the fault hook for one step.
@@ -339,44 +337,58 @@ func resumePoint(steps []*Step, x *executor) string {
 }
 
 // runSteps executes steps with Workers in parallel and reports each.
+// Per-entry lines come out in plan order whatever order the workers finish
+// in, numbered as the plan numbers them.
 func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, numbered bool) {
 	total := int64(len(steps))
 	if total == 0 {
 		return
 	}
 	var done atomic.Int64
-	lines := len(steps) <= x.opts.ItemLines
-	complete := func(s *Step, verb string, err error) {
+	lines := newOrderedLines(len(steps))
+	if len(steps) > x.opts.ItemLines {
+		lines = nil
+	}
+	complete := func(i int, s *Step, verb string, err error) {
 		n := done.Add(1)
-		x.add(func(st *Stats) { st.Processed++ })
-		if err == nil {
-			x.add(func(st *Stats) {
-				switch s.Action {
-				case ActionMove:
-					st.Migrated++
-				case ActionInvalid:
-					st.Invalid++
-				case ActionCrawl:
-					st.Crawls++
-				}
-			})
+		x.add(func(st *Stats) {
+			st.Processed++
+			if err != nil {
+				return
+			}
+			switch s.Action {
+			case ActionMove:
+				st.Migrated++
+			case ActionInvalid:
+				st.Invalid++
+			case ActionCrawl:
+				st.Crawls++
+			}
+		})
+		num := ""
+		if numbered {
+			num = fmt.Sprintf("[%d] ", i+1)
 		}
 		switch {
 		case err != nil:
 			x.fail(s.Source, err)
-			x.p.Warnf("    [%d] Skipped (error: %v): %s", n, err, s.Name())
-		case lines && numbered:
-			x.p.Infof("    [%d] %s: %s", n, verb, s.Name())
-		case lines:
-			x.p.Infof("    %s: %s", verb, s.Name())
+			line := func() { x.p.Warnf("    %sSkipped (error: %v): %s", num, err, s.Name()) }
+			if lines == nil {
+				line()
+			} else {
+				lines.put(i, line)
+			}
+		case lines != nil:
+			lines.put(i, func() { x.p.Infof("    %s%s: %s", num, verb, s.Name()) })
 		case n%int64(x.opts.BatchSize) == 0:
 			x.p.Infof("    %s: %d/%d so far...", phase, n, total)
 		}
 		x.p.Progress(phase, n, total)
 	}
+	del := x.startDeleter()
 	g := new(errgroup.Group)
 	g.SetLimit(x.opts.Workers)
-	for _, s := range steps {
+	for i, s := range steps {
 		if ctx.Err() != nil {
 			break
 		}
@@ -392,16 +404,50 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 			if errors.As(err, &later) {
 				// Copied and verified; the source is deleted with the
 				// next batch, after one sync for all of them.
-				later.complete = func(err error) { complete(s, verb, err) }
-				x.enqueue(later, false)
+				later.complete = func(err error) { complete(i, s, verb, err) }
+				del.add(later)
 				return nil
 			}
-			complete(s, verb, err)
+			complete(i, s, verb, err)
 			return nil
 		})
 	}
 	_ = g.Wait()
-	x.enqueue(nil, true)
+	del.close()
+	if lines != nil {
+		lines.flush()
+	}
+}
+
+// orderedLines prints lines in index order as they are put in any order:
+// a line waits until every line before it is printed. flush prints what
+// is left after gaps (entries an interruption never started).
+type orderedLines struct {
+	mu    sync.Mutex
+	lines []func()
+	next  int
+}
+
+func newOrderedLines(n int) *orderedLines { return &orderedLines{lines: make([]func(), n)} }
+
+func (o *orderedLines) put(i int, line func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lines[i] = line
+	for o.next < len(o.lines) && o.lines[o.next] != nil {
+		o.lines[o.next]()
+		o.next++
+	}
+}
+
+func (o *orderedLines) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for ; o.next < len(o.lines); o.next++ {
+		if line := o.lines[o.next]; line != nil {
+			line()
+		}
+	}
 }
 
 // step executes one step and returns the verb for its output line.
@@ -589,53 +635,6 @@ func devOf(p string) uint64 {
 
 func (d *deletion) Error() string { return "deletion of " + d.src + " pending" }
 
-// enqueue adds d to the deletion batch and, when the batch is full (or
-// flush is set), deletes the whole batch: one syncfs makes every copy and
-// index durable, one journal fsync every "deleting" record, then each
-// source is rechecked and removed.
-func (x *executor) enqueue(d *deletion, flush bool) {
-	limit := min(x.opts.BatchSize, max(16, 4*x.opts.Workers))
-	x.mu.Lock()
-	if d != nil {
-		x.pendingDel = append(x.pendingDel, d)
-	}
-	var batch []*deletion
-	if flush || len(x.pendingDel) >= limit {
-		batch, x.pendingDel = x.pendingDel, nil
-	}
-	x.mu.Unlock()
-	if len(batch) == 0 {
-		return
-	}
-	synced := map[uint64]bool{}
-	var ready []*deletion
-	for _, d := range batch {
-		if dev := devOf(d.dst); !synced[dev] {
-			if err := x.syncData(d.dst); err != nil {
-				// Nothing is deleted; the copy is undone.
-				d.complete(d.undo(err))
-				continue
-			}
-			synced[dev] = true
-		}
-		if err := x.j.append(jrecord{Step: stepDeleting, Src: d.s.Source}, false); err != nil {
-			d.complete(d.undo(err))
-			continue
-		}
-		ready = append(ready, d)
-	}
-	if err := x.j.sync(); err != nil {
-		for _, d := range ready {
-			x.unfinished.Add(1)
-			d.complete(err)
-		}
-		return
-	}
-	for _, d := range ready {
-		d.complete(x.finishDeletion(d))
-	}
-}
-
 // finishDeletion deletes the source of one batched deletion and finishes
 // its snapshot.
 func (x *executor) finishDeletion(d *deletion) error {
@@ -788,20 +787,6 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 		return false, x.abandon(&Step{Source: label}, err)
 	}
 	return true, x.mark(jrecord{Step: stepDone, Src: label}, false)
-}
-
-// syncData makes the files written to dst's filesystem durable, sharing
-// one syncfs among concurrent callers on the same filesystem.
-func (x *executor) syncData(dst string) error {
-	dev := devOf(dst)
-	x.mu.Lock()
-	g := x.groups[dev]
-	if g == nil {
-		g = newSyncGroup()
-		x.groups[dev] = g
-	}
-	x.mu.Unlock()
-	return g.do(func() error { return syncFS(dst) })
 }
 
 // syncAll makes everything this run wrote durable: one syncfs per
