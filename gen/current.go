@@ -15,7 +15,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -492,15 +491,13 @@ func (g *snapGen) results() []result {
 func (g *snapGen) succeed(p *plugin, res *result) {
 	res.Status = archive.StatusSucceeded
 	outs := p.outputs(g)
-	bySize := map[string]int64{}
 	for _, f := range outs {
 		res.OutputFiles = append(res.OutputFiles, archive.OutputFile{
 			Path: f.rel, Size: int64(len(f.data)), Mimetype: f.mime, Extension: strings.TrimPrefix(path.Ext(f.rel), "."),
 		})
 		res.OutputSize += int64(len(f.data))
-		bySize[f.mime] += int64(len(f.data))
 	}
-	res.OutputMimetypes = mimetypesBySize(bySize)
+	res.OutputMimetypes = archive.MimetypesBySize(res.OutputFiles)
 	res.OutputStr = p.name + "/" + outs[0].rel
 	if p.name == "title" {
 		res.OutputStr = g.snap.Title
@@ -514,20 +511,6 @@ func (g *snapGen) succeed(p *plugin, res *result) {
 			res.files = append(res.files, file{rel: p.name + "/" + f.rel, data: f.data})
 		}
 	}
-}
-
-func mimetypesBySize(m map[string]int64) string {
-	types := make([]string, 0, len(m))
-	for t := range m {
-		types = append(types, t)
-	}
-	sort.Slice(types, func(a, b int) bool {
-		if m[types[a]] != m[types[b]] {
-			return m[types[a]] > m[types[b]]
-		}
-		return types[a] < types[b]
-	})
-	return strings.Join(types, ",")
 }
 
 func (g *snapGen) headers() []output {

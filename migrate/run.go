@@ -509,7 +509,6 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 		return fmt.Errorf("read %s: %w", src, err)
 	}
 	files, size := treeBytes(tree)
-	payload := payloadBytes(tree)
 	dstExists, err := lexists(dst)
 	if err != nil {
 		return err
@@ -525,7 +524,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 				return err
 			}
 			hadIndex = existing != nil
-			if ix, err = buildIndex(existing, it, payload); err != nil {
+			if ix, err = buildIndex(existing, it, tree); err != nil {
 				return err
 			}
 		}
@@ -588,7 +587,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 		if err != nil {
 			return undo(err)
 		}
-		ix, err := buildIndex(existing, it, payload)
+		ix, err := buildIndex(existing, it, tree)
 		if err != nil {
 			return undo(err)
 		}
@@ -747,15 +746,13 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var size int64
+	var tree []treeEntry
 	if s.Action == ActionIndex {
-		tree, err := walkTree(dst)
-		if err != nil {
+		if tree, err = walkTree(dst); err != nil {
 			return false, fmt.Errorf("read %s: %w", dst, err)
 		}
-		size = payloadBytes(tree)
 	}
-	ix, err := buildIndex(existing, it, size)
+	ix, err := buildIndex(existing, it, tree)
 	if err != nil {
 		return false, err
 	}
@@ -852,8 +849,9 @@ func readOptional(p string) ([]byte, error) {
 // already present, by id or by plugin, hook and start time, is not
 // repeated). size is the bytes of the snapshot's files, used as
 // archive_size when the item has none.
-func buildIndex(existing []byte, it *Item, size int64) ([]byte, error) {
+func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 	ix, _ := archive.ParseIndex(existing)
+	size := payloadBytes(tree)
 	snap := it.Snapshot
 	snap.FSVersion = layout.Current
 	if snap.Status == "" {
@@ -879,7 +877,7 @@ func buildIndex(existing []byte, it *Item, size int64) ([]byte, error) {
 		ix.Append(l)
 	}
 	old := ix.Results()
-	for _, r := range it.Results {
+	for _, r := range hydrateOutputs(it.Results, tree) {
 		if r.SnapshotID == "" {
 			r.SnapshotID = snap.ID
 		}
