@@ -518,12 +518,43 @@ func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
 			Label: "[migration] orphaned snapshot " + ts, New: true})
 	}
 	if s.orphan == nil {
-		s.orphan = s.addCrawl(&Crawl{ID: s.opts.IDs(), User: user, CreatedAt: s.now,
-			Label: "[migration] orphaned snapshots", New: true})
+		const label = "[migration] orphaned snapshots"
+		if d, ok := s.reuseOrphanCrawl(user); ok {
+			// The crawl of an earlier run, interrupted or not: get, not
+			// create, as ArchiveBox does by its label.
+			if s.orphan = s.crawls[d.id]; s.orphan == nil {
+				s.orphan = s.addCrawl(&Crawl{ID: d.id, User: user, New: true})
+			}
+			s.orphan.Label, s.orphan.Dir, s.orphan.CreatedAt = label, d.rel, d.created
+		} else {
+			s.orphan = s.addCrawl(&Crawl{ID: s.opts.IDs(), User: user, CreatedAt: s.now, Label: label, New: true})
+		}
 	}
 	s.orphanURLs[url] = true
 	s.orphanLines = append(s.orphanLines, "# Orphaned snapshot: "+url)
 	return s.orphan
+}
+
+// reuseOrphanCrawl finds the folder of the "[migration] orphaned
+// snapshots" crawl an earlier migration made for user. Its URLs are all
+// "# Orphaned snapshot: …" comments, so the path rule puts it under the
+// domain "unknown"; a crawl the database knows is not it. The newest such
+// folder wins (ids are time-ordered).
+func (s *scanner) reuseOrphanCrawl(user string) (crawlDir, bool) {
+	var best crawlDir
+	found := false
+	for id, d := range s.crawlDirs {
+		if d.user != user || path.Base(path.Dir(d.rel)) != "unknown" {
+			continue
+		}
+		if s.db != nil && s.db.Crawls[id] != nil {
+			continue
+		}
+		if !found || id > best.id {
+			best, found = d, true
+		}
+	}
+	return best, found
 }
 
 // unique is _ensure_unique_timestamp: ts, else the first free
