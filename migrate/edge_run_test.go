@@ -1,0 +1,334 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"folio/archive"
+	"folio/gen"
+)
+
+// Formats spec §7 edge cases and bad input, through Run on small
+// collections: each failure names its file and leaves the tree as it was.
+
+// edgeCollection initialises a collection in a temp dir holding files
+// (slash paths relative to the data dir).
+func edgeCollection(t *testing.T, files map[string]string) (string, *archive.Collection) {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := archive.Init(dir, false)
+	must(t, err)
+	for rel, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	c, err := archive.Open(dir)
+	must(t, err)
+	return dir, c
+}
+
+// plannedDest returns where a dry run with fresh testIDs moves source (a
+// real run with fresh testIDs makes the same choice).
+func plannedDest(t *testing.T, c *archive.Collection, source string) string {
+	t.Helper()
+	var plan bytes.Buffer
+	o := runOpts(testIDs())
+	o.DryRun, o.PlanOut = true, &plan
+	_, err := Run(context.Background(), c, o)
+	must(t, err)
+	prefix := "move     " + source + " -> "
+	for _, l := range strings.Split(plan.String(), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return strings.TrimPrefix(l, prefix)
+		}
+	}
+	t.Fatalf("plan does not move %s:\n%s", source, plan.String())
+	return ""
+}
+
+// oneFailure checks that a run failed on source alone with an error that
+// is target and names want.
+func oneFailure(t *testing.T, st *Stats, err error, source string, target error, want string) {
+	t.Helper()
+	if !errors.Is(err, archive.ErrPartial) {
+		t.Fatalf("err = %v, want ErrPartial", err)
+	}
+	if st.Failed != 1 || len(st.Failures) != 1 || st.Failures[0].Source != source {
+		t.Fatalf("failures = %+v, want %s alone", st.Failures, source)
+	}
+	if ferr := st.Failures[0].Err; !errors.Is(ferr, target) || !strings.Contains(ferr.Error(), want) {
+		t.Errorf("error %q: want %v naming %s", ferr, target, want)
+	}
+}
+
+// withoutNewParents drops from after the folders above dst that before
+// lacks: a failed move may leave the empty parents it created (other
+// moves may be creating in them too), which hold nothing.
+func withoutNewParents(before, after map[string]string, dst string) map[string]string {
+	out := map[string]string{}
+	for k, v := range after {
+		if _, had := before[k]; had || v != "dir" || !strings.HasPrefix(dst, k+"/") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+var legacyFolder = map[string]string{
+	"archive/1508259732/index.json":       `{"url": "https://example.com/", "timestamp": "1508259732", "title": "Example"}`,
+	"archive/1508259732/screenshot.png":   "\x00\xffpng" + strings.Repeat("\x00\xff", 4096),
+	"archive/1508259732/media/stderr.log": "",
+}
+
+// §7.23 and bad input "a destination file that differs".
+func TestRunNeverOverwritesADifferingDestination(t *testing.T) {
+	t.Run("differing file", func(t *testing.T) {
+		dir, c := edgeCollection(t, legacyFolder)
+		dst := plannedDest(t, c, "archive/1508259732")
+		must(t, os.MkdirAll(filepath.Join(dir, dst), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, dst, "screenshot.png"), []byte("other bytes"), 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, dst, "existing-user-output.bin"), []byte("\x00mine"), 0o644))
+		before := treeState(t, dir)
+		st, err := Run(context.Background(), c, runOpts(testIDs()))
+		oneFailure(t, st, err, "archive/1508259732", ErrWouldOverwrite, filepath.Join(dir, dst, "screenshot.png"))
+		if d := diffTrees(before, treeState(t, dir)); d != "" {
+			t.Errorf("a refused migration changed the tree:\n%s", d)
+		}
+	})
+	t.Run("identical file and destination-only files", func(t *testing.T) {
+		dir, c := edgeCollection(t, legacyFolder)
+		dst := plannedDest(t, c, "archive/1508259732")
+		legacy := fileHashes(t, filepath.Join(dir, "archive/1508259732"))
+		mine := map[string]string{"existing-user-output.bin": "\x00mine", "preexisting-output.bin": "\xffearlier"}
+		for name, data := range mine {
+			must(t, os.MkdirAll(filepath.Join(dir, dst), 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, dst, name), []byte(data), 0o644))
+		}
+		copyOne(t, filepath.Join(dir, "archive/1508259732/screenshot.png"), filepath.Join(dir, dst, "screenshot.png"))
+		if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+			t.Fatal(err)
+		}
+		if got := findSnapshot(t, dir, "1508259732"); got != dst {
+			t.Fatalf("migrated to %s, want %s", got, dst)
+		}
+		got := fileHashes(t, filepath.Join(dir, dst))
+		for rel, sum := range legacy {
+			if got[rel] != sum {
+				t.Errorf("%s: hash %s, want %s", rel, got[rel], sum)
+			}
+		}
+		for name, data := range mine {
+			if b, err := os.ReadFile(filepath.Join(dir, dst, name)); err != nil || string(b) != data {
+				t.Errorf("destination-only %s: %q %v", name, b, err)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "archive/1508259732")); !errors.Is(err, fs.ErrNotExist) {
+			t.Error("legacy folder remains after a verified merge")
+		}
+	})
+}
+
+// Bad input "a full disk simulated by a write error": the copy stops in
+// the middle of a file, the error names it, nothing is left half-written,
+// and the next run migrates the folder.
+func TestRunWriteErrorMidCopyLosesNothing(t *testing.T) {
+	for _, merge := range []bool{false, true} {
+		name := "fresh destination"
+		if merge {
+			name = "merge into existing destination"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir, c := edgeCollection(t, legacyFolder)
+			dst := plannedDest(t, c, "archive/1508259732")
+			if merge {
+				must(t, os.MkdirAll(filepath.Join(dir, dst), 0o755))
+				must(t, os.WriteFile(filepath.Join(dir, dst, "existing-user-output.bin"), []byte("mine"), 0o644))
+			}
+			legacy := fileHashes(t, filepath.Join(dir, "archive/1508259732"))
+			before := treeState(t, dir)
+			o := runOpts(testIDs())
+			o.ForceCopy = true
+			o.Fault = func(step, src string) error {
+				if step == "write" {
+					return syscall.ENOSPC
+				}
+				return nil
+			}
+			st, err := Run(context.Background(), c, o)
+			oneFailure(t, st, err, "archive/1508259732", syscall.ENOSPC, "copy "+filepath.Join(dir, "archive/1508259732/index.json"))
+			if d := diffTrees(before, withoutNewParents(before, treeState(t, dir), dst)); d != "" {
+				t.Errorf("a failed copy changed the tree:\n%s", d)
+			}
+			o = runOpts(testIDs())
+			o.ForceCopy = true
+			if _, err := Run(context.Background(), c, o); err != nil {
+				t.Fatalf("rerun with space: %v", err)
+			}
+			got := fileHashes(t, filepath.Join(dir, dst))
+			for rel, sum := range legacy {
+				if got[rel] != sum {
+					t.Errorf("%s: hash %s, want %s", rel, got[rel], sum)
+				}
+			}
+		})
+	}
+}
+
+// Bad input "corrupt databases": garbage bytes, a truncated file. One
+// error names index.sqlite3 before anything moves.
+func TestRunCorruptDatabase(t *testing.T) {
+	dbBytes := func(t *testing.T) []byte {
+		ref := t.TempDir()
+		_, err := gen.Legacy(ref, gen.LegacyOptions{Version: gen.Legacy07, N: 40, Seed: 3})
+		must(t, err)
+		data, err := os.ReadFile(filepath.Join(ref, "index.sqlite3"))
+		must(t, err)
+		return data
+	}
+	good := dbBytes(t)
+	for _, tc := range []struct {
+		name string
+		db   []byte
+	}{
+		{"garbage", bytes.Repeat([]byte("\x00\xffgarbage"), 512)},
+		{"header only", good[:100]},
+		{"truncated to half", good[:len(good)/2]},
+		{"valid header, garbage pages", append(append([]byte{}, good[:100]...), bytes.Repeat([]byte{0xa5}, len(good)-100)...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			_, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 40, Seed: 3})
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(dir, "index.sqlite3"), tc.db, 0o644))
+			c, err := archive.Open(dir)
+			must(t, err)
+			before := treeState(t, dir)
+			_, err = Run(context.Background(), c, runOpts(testIDs()))
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "index.sqlite3")) {
+				t.Fatalf("err = %v, want one error naming %s", err, filepath.Join(dir, "index.sqlite3"))
+			}
+			t.Log(err)
+			if d := diffTrees(before, treeState(t, dir)); d != "" {
+				t.Errorf("a run on a corrupt database changed the tree:\n%s", d)
+			}
+		})
+	}
+}
+
+// §7.20: comment and invalid JSON lines of a legacy index.jsonl survive
+// verbatim in the migrated one; a bare URL line gives the snapshot.
+func TestRunKeepsForeignIndexLines(t *testing.T) {
+	dir, c := edgeCollection(t, map[string]string{
+		"archive/1500000000/index.jsonl": "# a comment\nnot json {\nhttps://bare.example.com/page\n",
+		"archive/1500000000/output.html": "<html></html>",
+	})
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, lines := readIndexFile(t, filepath.Join(dir, findSnapshot(t, dir, "1500000000"), "index.jsonl"))
+	if snap["url"] != "https://bare.example.com/page" || !containsLine(lines, "# a comment") || !containsLine(lines, "not json {") {
+		t.Errorf("snapshot %v, lines %q", snap, lines)
+	}
+}
+
+// §7.5: only names whose Python float lies in the range are legacy
+// folders; every other folder under archive/ stays as it is and none goes
+// to invalid/.
+func TestRunLeavesNonTimestampFolders(t *testing.T) {
+	files := map[string]string{}
+	others := []string{"nan", "inf", "788918399", "2082758401", "123_abc", "1508259732_1", ".hidden1508259732", "snapshots", "crawls", "0x5a0a0b54"}
+	for _, name := range append([]string{"1.5e9", "1_508_259_732"}, others...) {
+		files["archive/"+name+"/index.json"] = `{"url": "https://x.example.com/` + name + `"}`
+	}
+	dir, c := edgeCollection(t, files)
+	before := treeState(t, dir)
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	after := treeState(t, dir)
+	for _, name := range others {
+		for _, rel := range []string{"archive/" + name, "archive/" + name + "/index.json"} {
+			if after[rel] != before[rel] {
+				t.Errorf("%s: %q, was %q", rel, after[rel], before[rel])
+			}
+		}
+	}
+	for _, ts := range []string{"1.5e9", "1_508_259_732"} {
+		findSnapshot(t, dir, ts)
+		if _, ok := after["archive/"+ts]; ok {
+			t.Errorf("legacy folder archive/%s remains", ts)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "invalid")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("invalid/ was created: %v", err)
+	}
+}
+
+// §7.27 (and 7.10c): every migrated snapshot has a relative crawl symlink
+// that resolves to its folder; crawl folders get no index.jsonl.
+func TestRunLinksEverySnapshotFromItsCrawl(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy08, N: 9, Seed: 5, Edges: []gen.Edge{gen.EdgeOrphan, gen.EdgeRowNoFolder}})
+	must(t, err)
+	c, err := archive.Open(dir)
+	must(t, err)
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range m.Snapshots {
+		snapDir := findSnapshot(t, dir, want.Timestamp)
+		snap, _, _ := readIndexFile(t, filepath.Join(dir, snapDir, "index.jsonl"))
+		crawl, _ := snap["crawl_id"].(string)
+		links, _ := filepath.Glob(filepath.Join(dir, "archive/users/*/crawls/*/*", crawl, "snapshots/*", filepath.Base(snapDir)))
+		if crawl == "" || len(links) != 1 {
+			t.Errorf("%s (crawl %q): crawl links %v, want one", snapDir, crawl, links)
+			continue
+		}
+		if target, err := os.Readlink(links[0]); err != nil || filepath.IsAbs(target) {
+			t.Errorf("%s: link text %q %v, want a relative link", links[0], target, err)
+		}
+		if real, err := filepath.EvalSymlinks(links[0]); err != nil || real != filepath.Join(dir, snapDir) {
+			t.Errorf("%s resolves to %q (%v), want %s", links[0], real, err, snapDir)
+		}
+	}
+	if idx, _ := filepath.Glob(filepath.Join(dir, "archive/users/*/crawls/*/*/*/index.jsonl")); len(idx) != 0 {
+		t.Errorf("crawl folders got index.jsonl: %v", idx)
+	}
+}
+
+// §7.30: a log-only plugin folder (an empty stderr.log, empty nested
+// dirs) survives beside duplicate empty results, and the result is kept;
+// on the rename and on the copy path.
+func TestRunKeepsLogOnlyPluginFolders(t *testing.T) {
+	for _, forceCopy := range []bool{false, true} {
+		dir, c := edgeCollection(t, map[string]string{
+			"archive/1609459200/index.json": `{"url": "https://media.example.com/", "timestamp": "1609459200", "history": {"media": [` +
+				`{"output": "", "status": "failed", "start_ts": "2021-01-01T00:00:01+00:00"}, ` +
+				`{"output": "", "status": "failed", "start_ts": "2021-01-01T00:00:01+00:00"}]}}`,
+			"archive/1609459200/media/stderr.log": "",
+		})
+		must(t, os.MkdirAll(filepath.Join(dir, "archive/1609459200/media/nested/empty"), 0o755))
+		o := runOpts(testIDs())
+		o.ForceCopy = forceCopy
+		if _, err := Run(context.Background(), c, o); err != nil {
+			t.Fatal(err)
+		}
+		dst := findSnapshot(t, dir, "1609459200")
+		after := treeState(t, filepath.Join(dir, dst))
+		if after["media/stderr.log"] == "" || after["media/nested/empty"] != "dir" {
+			t.Errorf("copy=%v: log-only plugin folder lost: %v", forceCopy, after)
+		}
+		_, results, _ := readIndexFile(t, filepath.Join(dir, dst, "index.jsonl"))
+		if len(results) == 0 || results[0]["plugin"] != "media" {
+			t.Errorf("copy=%v: empty media result dropped: %v", forceCopy, results)
+		}
+	}
+}
