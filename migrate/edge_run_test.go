@@ -223,6 +223,38 @@ func TestRunCorruptDatabase(t *testing.T) {
 	}
 }
 
+// §7.24: a migration interrupted after the copy was verified, whose legacy
+// file then changed, is not finished: the rerun refuses, says why, and
+// keeps both the legacy folder and the copy.
+func TestRunRefusesALegacyFileChangedAfterInterruption(t *testing.T) {
+	dir, c := edgeCollection(t, legacyFolder)
+	dst := plannedDest(t, c, "archive/1508259732")
+	ids := testIDs()
+	o := runOpts(ids)
+	o.ForceCopy = true
+	o.Fault = func(step, _ string) error {
+		if step == stepDeleting {
+			return errors.New("injected crash before deleting")
+		}
+		return nil
+	}
+	if _, err := Run(context.Background(), c, o); err == nil {
+		t.Fatal("no error although a fault was injected")
+	}
+	for _, p := range []string{"archive/1508259732/screenshot.png", dst + "/screenshot.png", dst + "/index.jsonl"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Fatalf("after the interruption: %v", err)
+		}
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "archive/1508259732/screenshot.png"), []byte("changed since"), 0o644))
+	before := treeState(t, dir)
+	st, err := Run(context.Background(), c, runOpts(ids))
+	oneFailure(t, st, err, "archive/1508259732", ErrMismatch, filepath.Join(dir, "archive/1508259732"))
+	if d := diffTrees(before, treeState(t, dir)); d != "" {
+		t.Errorf("the refused rerun changed the tree:\n%s", d)
+	}
+}
+
 // §7.20: comment and invalid JSON lines of a legacy index.jsonl survive
 // verbatim in the migrated one; a bare URL line gives the snapshot.
 func TestRunKeepsForeignIndexLines(t *testing.T) {

@@ -221,7 +221,7 @@ type executor struct {
 
 	mu         sync.Mutex
 	st         *Stats
-	blocked    map[string]string // sources an unfinished recovery still owns -> why
+	blocked    map[string]bool   // sources an unfinished recovery still owns
 	crawlDirs  map[*Crawl]string // crawl folder of each crawl
 	unfinished atomic.Int64      // journal entries left pending
 }
@@ -255,18 +255,20 @@ func (x *executor) fail(src string, err error) {
 	})
 }
 
-// protect turns plan steps whose source an unfinished recovery still owns
-// into skips, so a half-deleted folder is never taken for a legacy one.
+// protect drops the plan steps whose source an unfinished recovery still
+// owns, so a half-deleted folder is never taken for a legacy one. Their
+// entries are counted once, as failed (recover).
 func (x *executor) protect(p *Plan) {
 	if len(x.blocked) == 0 {
 		return
 	}
-	for i := range p.Steps {
-		s := &p.Steps[i]
-		if why, ok := x.blocked[s.Source]; ok && s.Action != ActionSkip {
-			s.Action, s.Reason = ActionSkip, why
+	steps := p.Steps[:0]
+	for _, s := range p.Steps {
+		if s.Source == "" || !x.blocked[s.Source] {
+			steps = append(steps, s)
 		}
 	}
+	p.Steps = steps
 }
 
 // execute runs the plan's phases.
@@ -1030,12 +1032,13 @@ func tidyCrawlLinks(crawl string) error {
 // recover finishes or rolls back the entries an interrupted run left
 // pending. Sources it cannot settle are blocked for this run.
 func (x *executor) recover(pend []jrecord) {
-	x.blocked = map[string]string{}
+	x.blocked = map[string]bool{}
 	for _, r := range pend {
 		if err := x.recoverOne(r); err != nil {
-			x.blocked[r.Src] = fmt.Sprintf("an interrupted migration of it could not be finished: %v", err)
+			x.blocked[r.Src] = true
 			x.unfinished.Add(1)
 			x.p.Warnf("%s: %v (left as it is; run again once fixed)", r.Src, err)
+			x.fail(r.Src, fmt.Errorf("finish interrupted migration: %w", err))
 			continue
 		}
 		x.add(func(st *Stats) { st.Recovered++ })
