@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -361,6 +362,46 @@ func TestRunKeepsLogOnlyPluginFolders(t *testing.T) {
 		_, results, _ := readIndexFile(t, filepath.Join(dir, dst, "index.jsonl"))
 		if len(results) == 0 || results[0]["plugin"] != "media" {
 			t.Errorf("copy=%v: empty media result dropped: %v", forceCopy, results)
+		}
+	}
+}
+
+// §7.31: snapshots at the current path whose fs_version is 0.9.1-0.9.3
+// reach 0.9.4 in place, with unknown plugin folders, binary payloads,
+// relative symlinks and empty dirs untouched.
+func TestRunBringsEveryDeclaredVersionToCurrent(t *testing.T) {
+	files := map[string]string{}
+	var dirs []string
+	for i, v := range []string{"0.9.1", "0.9.2", "0.9.3"} {
+		id := fmt.Sprintf("0190aaaa00007000800000000000000%d", i+1)
+		d := "archive/users/system/snapshots/20140513/example.org/" + id
+		dirs = append(dirs, d)
+		files[d+"/index.jsonl"] = `{"type": "Snapshot", "id": "` + id + `", "url": "https://example.org/` + v + `", "timestamp": "139999999` + fmt.Sprint(i) +
+			`", "bookmarked_at": "2014-05-13T16:53:19+00:00", "created_at": "2014-05-13T16:53:19+00:00", "status": "sealed", "fs_version": "` + v + `"}` + "\n"
+		files[d+"/someplugin/out.bin"] = "\x00\xff\x00binary"
+	}
+	dir, c := edgeCollection(t, files)
+	for _, d := range dirs {
+		must(t, os.Symlink("someplugin/out.bin", filepath.Join(dir, d, "payload-link")))
+		must(t, os.MkdirAll(filepath.Join(dir, d, "someplugin/empty"), 0o755))
+	}
+	before := map[string]map[string]string{}
+	for _, d := range dirs {
+		before[d] = mustTree(t, filepath.Join(dir, d), "index.jsonl", ".")
+	}
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range dirs {
+		if got := findSnapshot(t, dir, fmt.Sprint(1399999990+i)); got != d {
+			t.Errorf("snapshot moved from %s to %s", d, got)
+			continue
+		}
+		if snap, _, _ := readIndexFile(t, filepath.Join(dir, d, "index.jsonl")); snap["fs_version"] != "0.9.4" {
+			t.Errorf("%s: fs_version %v", d, snap["fs_version"])
+		}
+		if diff := diffTrees(before[d], mustTree(t, filepath.Join(dir, d), "index.jsonl", ".")); diff != "" {
+			t.Errorf("%s changed:\n%s", d, diff)
 		}
 	}
 }

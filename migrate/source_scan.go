@@ -65,7 +65,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 		}
 	}
 	s.compact = map[string]currentDir{}
-	var dashed []*folder
+	var dashed, compact []*folder
 	dashedDirs := map[string]currentDir{}
 	for _, d := range cur {
 		if d.dashed {
@@ -73,9 +73,12 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			dashedDirs[d.rel] = d
 		} else {
 			s.compact[d.id] = d
+			if d.hasIndex {
+				compact = append(compact, &folder{name: path.Base(d.rel), rel: d.rel})
+			}
 		}
 	}
-	if err := readFolders(ctx, c.Dir, append(legacy, dashed...), opts.Workers, opts.Printer); err != nil {
+	if err := readFolders(ctx, c.Dir, append(append(legacy, dashed...), compact...), opts.Workers, opts.Printer); err != nil {
 		return nil, err
 	}
 	<-dbDone
@@ -107,6 +110,15 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	sort.Slice(dashed, func(i, j int) bool { return dashed[i].rel < dashed[j].rel })
 	for _, f := range dashed {
 		s.dashedFolder(f, dashedDirs[f.rel])
+	}
+	// A compact folder whose record declares an older layout version
+	// (0.9.0-0.9.3 of ArchiveBox) is at its place but not current: its
+	// index.jsonl is rewritten (formats spec §3.1, §7.31).
+	sort.Slice(compact, func(i, j int) bool { return compact[i].rel < compact[j].rel })
+	for _, f := range compact {
+		if f.err == nil && f.hasSnap && f.snap.URL != "" && staleVersion(f.snap.FSVersion) {
+			s.dashedFolder(f, s.compact[path.Base(f.rel)])
+		}
 	}
 	if ldb != nil {
 		for _, r := range ldb.Rows {
@@ -723,4 +735,12 @@ func timestampTime(ts string) time.Time {
 	}
 	sec := math.Floor(f)
 	return time.Unix(int64(sec), int64(math.Round((f-sec)*1e6))*1000).UTC()
+}
+
+// staleVersion reports whether a record's fs_version is a declared
+// version with a migration hop to the current one; "" (no key) and
+// unknown values are left as they are.
+func staleVersion(v string) bool {
+	_, ok := layout.NextFSVersion(v)
+	return v != "" && ok
 }
