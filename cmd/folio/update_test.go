@@ -34,6 +34,13 @@ func updRun(t testing.TB, dir string, env []string, args ...string) updResult {
 	t.Helper()
 	cmd := exec.Command(folioBin(t), append([]string{"--data-dir", dir}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	return updExec(t, cmd)
+}
+
+// updExec runs a prepared folio command and returns its output and exit
+// code.
+func updExec(t testing.TB, cmd *exec.Cmd) updResult {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
