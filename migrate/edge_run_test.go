@@ -405,3 +405,26 @@ func TestRunBringsEveryDeclaredVersionToCurrent(t *testing.T) {
 		}
 	}
 }
+
+// Bad input "unreadable files" as root can make them: a folder whose
+// index cannot be read is left as it is and counted as failed, not only
+// skipped, so the run ends partial (cmd/folio's TestUpdateUnreadableFile
+// covers mode 000).
+func TestRunUnreadableIndexFails(t *testing.T) {
+	dir, c := edgeCollection(t, map[string]string{
+		"archive/1500000000/index.json":    `{"url": "https://ok.example.com/"}`,
+		"archive/1500000001/index.jsonl/x": "a directory where the index should be",
+	})
+	before := treeState(t, dir)
+	st, err := Run(context.Background(), c, runOpts(testIDs()))
+	oneFailure(t, st, err, "archive/1500000001", syscall.EISDIR, filepath.Join(dir, "archive/1500000001/index.jsonl"))
+	if st.Skipped != 0 || st.Migrated != 1 {
+		t.Errorf("stats %+v: want the unreadable folder failed (not also skipped), the other migrated", st)
+	}
+	after := treeState(t, dir)
+	for rel, v := range before {
+		if strings.HasPrefix(rel, "archive/1500000001") && after[rel] != v {
+			t.Errorf("%s: %q, was %q", rel, after[rel], v)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if opts.PlanOut == nil {
 		opts.PlanOut = io.Discard
 	}
-	x := &executor{c: c, opts: opts, p: opts.Printer, st: &Stats{}}
+	x := &executor{c: c, opts: opts, p: opts.Printer, st: &Stats{}, unreadable: map[string]bool{}}
 	jpath := c.Path(JournalFile)
 	var pend []jrecord
 	if opts.DryRun {
@@ -167,7 +167,17 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	}
 	inv, err := Scan(ctx, c, ScanOptions{
 		IDs: opts.IDs, Now: opts.Now, Resume: opts.Resume, Printer: opts.Printer, Workers: opts.Workers,
-		OnError: func(source string, err error) { x.p.Warnf("%s: %v", source, err) },
+		OnError: func(source string, err error) {
+			// The folder stays as it is, listed as skipped; it failed to
+			// migrate all the same.
+			x.p.Warnf("%s: %v", source, err)
+			if !opts.DryRun {
+				x.fail(source, err)
+				x.mu.Lock()
+				x.unreadable[source] = true
+				x.mu.Unlock()
+			}
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -222,6 +232,7 @@ type executor struct {
 	mu         sync.Mutex
 	st         *Stats
 	blocked    map[string]bool   // sources an unfinished recovery still owns
+	unreadable map[string]bool   // folders the scan could not read (failed, and skipped)
 	crawlDirs  map[*Crawl]string // crawl folder of each crawl
 	unfinished atomic.Int64      // journal entries left pending
 }
@@ -291,7 +302,9 @@ func (x *executor) execute(ctx context.Context, plan *Plan) error {
 	}
 	x.p.Infof("[*] Phase 1: Draining old archive/ directories (0.8.x → 0.9.x migration)...")
 	for _, s := range skips {
-		x.st.Skipped++
+		if !x.unreadable[s.Source] {
+			x.st.Skipped++ // an unreadable folder counts as failed
+		}
 		x.p.Infof("    Skipped (%s): %s", s.Reason, s.Source)
 	}
 	for _, s := range unlink {

@@ -17,16 +17,19 @@ import (
 const nobody = 65534
 
 // TestUpdateUnreadableFile: bad input "unreadable files". A legacy folder
-// holding a file folio may not read fails with one message naming the
-// file and stays as it was; the other folders migrate. As root (CI) folio
-// runs as nobody over a collection nobody owns.
+// holding a file folio may not read — an output, or the index itself —
+// fails with one message naming the file and stays as it was; the other
+// folders migrate. As root (CI) folio runs as nobody over a collection
+// nobody owns.
 func TestUpdateUnreadableFile(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "data")
 	updCollection(t, dir, 3)
-	bad := filepath.Join(dir, "archive/1500086400/screenshot.png")
-	if err := os.Chmod(bad, 0); err != nil {
-		t.Fatal(err)
+	bad := []string{filepath.Join(dir, "archive/1500086400/screenshot.png"), filepath.Join(dir, "archive/1500000000/index.json")}
+	for _, p := range bad {
+		if err := os.Chmod(p, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command(folioBin(t), "--data-dir", dir, "update", "--migrate-only")
 	cmd.Env = append(os.Environ(), "FOLIO_MIGRATE_COPY=1") // a rename would move the file without reading it
@@ -34,21 +37,27 @@ func TestUpdateUnreadableFile(t *testing.T) {
 		cmd.Path = asNobody(t, root, dir, cmd.Path)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
-	before := updTree(t, filepath.Join(dir, "archive/1500086400"))
+	before := map[string]map[string]string{}
+	for _, p := range bad {
+		before[p] = updTree(t, filepath.Dir(p))
+	}
 	r := updExec(t, cmd)
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3 (partial)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, bad+": permission denied") || !strings.Contains(r.stdout, "Failed:            1") {
-		t.Errorf("no clear message naming %s:\n%s\n%s", bad, r.stdout, r.stderr)
+	if !strings.Contains(r.stdout, "Failed:            2") || !strings.Contains(r.stdout, "Skipped:           1") {
+		t.Errorf("summary does not count the two folders as failed:\n%s", r.stdout)
 	}
-	if d := updDiff(before, updTree(t, filepath.Join(dir, "archive/1500086400"))); d != "" {
-		t.Errorf("folder with an unreadable file changed:\n%s", d)
-	}
-	for _, done := range []string{"archive/1500000000", "archive/1500172800"} {
-		if _, err := os.Lstat(filepath.Join(dir, done)); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s was not migrated", done)
+	for _, p := range bad {
+		if !strings.Contains(r.stderr, p+": permission denied") {
+			t.Errorf("no clear message naming %s:\n%s", p, r.stderr)
 		}
+		if d := updDiff(before[p], updTree(t, filepath.Dir(p))); d != "" {
+			t.Errorf("folder with an unreadable file changed:\n%s", d)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "archive/1500172800")); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("the readable folder was not migrated")
 	}
 }
 
