@@ -83,6 +83,18 @@ func withoutNewParents(before, after map[string]string, dst string) map[string]s
 	return out
 }
 
+// hasFiles checks that every file of want (fileHashes of the legacy
+// folder) is under root with the same bytes.
+func hasFiles(t *testing.T, root string, want map[string]string) {
+	t.Helper()
+	got := fileHashes(t, root)
+	for rel, sum := range want {
+		if got[rel] != sum {
+			t.Errorf("%s/%s: hash %s, want %s", root, rel, got[rel], sum)
+		}
+	}
+}
+
 var legacyFolder = map[string]string{
 	"archive/1508259732/index.json":       `{"url": "https://example.com/", "timestamp": "1508259732", "title": "Example"}`,
 	"archive/1508259732/screenshot.png":   "\x00\xffpng" + strings.Repeat("\x00\xff", 4096),
@@ -120,12 +132,7 @@ func TestRunNeverOverwritesADifferingDestination(t *testing.T) {
 		if got := findSnapshot(t, dir, "1508259732"); got != dst {
 			t.Fatalf("migrated to %s, want %s", got, dst)
 		}
-		got := fileHashes(t, filepath.Join(dir, dst))
-		for rel, sum := range legacy {
-			if got[rel] != sum {
-				t.Errorf("%s: hash %s, want %s", rel, got[rel], sum)
-			}
-		}
+		hasFiles(t, filepath.Join(dir, dst), legacy)
 		for name, data := range mine {
 			if b, err := os.ReadFile(filepath.Join(dir, dst, name)); err != nil || string(b) != data {
 				t.Errorf("destination-only %s: %q %v", name, b, err)
@@ -173,12 +180,7 @@ func TestRunWriteErrorMidCopyLosesNothing(t *testing.T) {
 			if _, err := Run(context.Background(), c, o); err != nil {
 				t.Fatalf("rerun with space: %v", err)
 			}
-			got := fileHashes(t, filepath.Join(dir, dst))
-			for rel, sum := range legacy {
-				if got[rel] != sum {
-					t.Errorf("%s: hash %s, want %s", rel, got[rel], sum)
-				}
-			}
+			hasFiles(t, filepath.Join(dir, dst), legacy)
 		})
 	}
 }
