@@ -430,3 +430,60 @@ func TestRunUnreadableIndexFails(t *testing.T) {
 		}
 	}
 }
+
+// §7.4: the domain folder a migrated snapshot lands in follows the path
+// rules (port suffix, IPv6 colons only with a port, scheme names, file ->
+// localhost, invalid port -> unknown, unicode and a trailing dot kept).
+func TestRunDomainFolders(t *testing.T) {
+	want := map[string]string{
+		"1500000001": "example.com_8080", "1500000002": "__1_8080", "1500000003": "::1",
+		"1500000004": "ftp", "1500000005": "localhost", "1500000006": "unknown",
+		"1500000007": "münchen.de", "1500000008": "example.com.", "1500000009": "example.org",
+	}
+	urls := map[string]string{
+		"1500000001": "https://example.com:8080/a", "1500000002": "http://[::1]:8080/", "1500000003": "http://[::1]/",
+		"1500000004": "ftp://x/file", "1500000005": "file:///etc/hosts", "1500000006": "http://example.com:99999/",
+		"1500000007": "https://münchen.de/", "1500000008": "http://example.com./", "1500000009": "http://example.org:0/",
+	}
+	files := map[string]string{}
+	for ts, u := range urls {
+		files["archive/"+ts+"/index.json"] = `{"url": "` + u + `", "timestamp": "` + ts + `"}`
+	}
+	dir, c := edgeCollection(t, files)
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	for ts, dom := range want {
+		if got := strings.Split(findSnapshot(t, dir, ts), "/")[5]; got != dom {
+			t.Errorf("%s: domain folder %q, want %q", urls[ts], got, dom)
+		}
+	}
+}
+
+// §7.9: two legacy folders whose names strip to the same timestamp both
+// migrate, the second under the +0.000001 timestamp, into two folders.
+func TestRunTimestampCollision(t *testing.T) {
+	dir, c := edgeCollection(t, map[string]string{
+		"archive/1500000000/index.json":   `{"url": "https://one.example.com/"}`,
+		"archive/1500000000/one.html":     "one",
+		"archive/1500000000\t/index.json": `{"url": "https://two.example.com/"}`,
+		"archive/1500000000\t/two.html":   "two",
+	})
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	a, b := findSnapshot(t, dir, "1500000000"), findSnapshot(t, dir, "1500000000.000001")
+	if a == b {
+		t.Fatalf("both in %s", a)
+	}
+	for _, p := range []string{a, b} {
+		snap, _, _ := readIndexFile(t, filepath.Join(dir, p, "index.jsonl"))
+		name := map[string]string{"https://one.example.com/": "one.html", "https://two.example.com/": "two.html"}[snap["url"].(string)]
+		if _, err := os.Stat(filepath.Join(dir, p, name)); name == "" || err != nil {
+			t.Errorf("%s (%v) lacks its output %q: %v", p, snap["url"], name, err)
+		}
+	}
+	if names, _ := os.ReadDir(filepath.Join(dir, "archive")); len(names) != 1 {
+		t.Errorf("archive/ holds %v, want only users/", names)
+	}
+}
