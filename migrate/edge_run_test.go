@@ -190,7 +190,7 @@ func TestRunWriteErrorMidCopyLosesNothing(t *testing.T) {
 func TestRunCorruptDatabase(t *testing.T) {
 	dbBytes := func(t *testing.T) []byte {
 		ref := t.TempDir()
-		_, err := gen.Legacy(ref, gen.LegacyOptions{Version: gen.Legacy07, N: 40, Seed: 3})
+		_, err := gen.Legacy(ref, gen.LegacyOptions{Version: gen.Legacy07, N: 12, Seed: 3})
 		must(t, err)
 		data, err := os.ReadFile(filepath.Join(ref, "index.sqlite3"))
 		must(t, err)
@@ -208,7 +208,7 @@ func TestRunCorruptDatabase(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
-			_, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 40, Seed: 3})
+			_, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 12, Seed: 3})
 			must(t, err)
 			must(t, os.WriteFile(filepath.Join(dir, "index.sqlite3"), tc.db, 0o644))
 			c, err := archive.Open(dir)
