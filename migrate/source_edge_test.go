@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -443,6 +444,19 @@ func TestEdgeCasesMore(t *testing.T) {
 		}
 		if a.User != "bob" || b.User != "admin" || a.Snapshot.CrawlID == b.Snapshot.CrawlID || b.Snapshot.Status != "queued" {
 			t.Errorf("users %s/%s crawls %s/%s status %s", a.User, b.User, a.Snapshot.CrawlID, b.Snapshot.CrawlID, b.Snapshot.Status)
+		}
+		// Migrated, each has its own folder with an index.jsonl.
+		c, err := archive.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := migrate.Run(context.Background(), c, migrate.Options{IDs: counterIDs(), Now: func() time.Time { return testNow }}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{a.Snapshot.ID, b.Snapshot.ID} {
+			if m, _ := filepath.Glob(filepath.Join(dir, "archive/users/*/snapshots/*/*", id, "index.jsonl")); len(m) != 1 {
+				t.Errorf("snapshot %s: index files %v, want one", id, m)
+			}
 		}
 	})
 	t.Run("7.19_unknown_index_keys_stay_in_the_untouched_index_json", func(t *testing.T) {

@@ -97,3 +97,23 @@ func asNobody(t *testing.T, root, dir, bin string) string {
 	}
 	return own
 }
+
+// TestUpdateCorruptDatabase: bad input "corrupt databases". folio update
+// stops before moving anything, exits 1 with one message naming
+// index.sqlite3, and the collection (the database too) is as it was.
+func TestUpdateCorruptDatabase(t *testing.T) {
+	dir := t.TempDir()
+	updCollection(t, dir, 3)
+	db := filepath.Join(dir, "index.sqlite3")
+	if err := os.WriteFile(db, []byte(strings.Repeat("\x00\xffnot sqlite", 400)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := updTree(t, dir)
+	r := updRun(t, dir, nil, "update", "--migrate-only")
+	if r.code != 1 || !strings.Contains(r.stderr, db+": file is not a database") {
+		t.Errorf("exit %d, want 1 and a message naming %s:\n%s", r.code, db, r.stderr)
+	}
+	if d := updDiff(before, updTree(t, dir)); d != "" {
+		t.Errorf("a run on a corrupt database changed the collection:\n%s", d)
+	}
+}
