@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"folio/archive"
@@ -114,5 +115,35 @@ func TestRunHydratesOutputFiles(t *testing.T) {
 		if d := diffTrees(before, treeState(t, dir)); d != "" || st.Work() != 0 {
 			t.Errorf("copy=%v: second run changed the tree (work %d):\n%s", copyPath, st.Work(), d)
 		}
+	}
+}
+
+func TestHeadSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	snap := func(version, notes string) string {
+		return `{"type": "Snapshot", "id": "0190aaaa000070008000000000000001", "url": "https://example.com/", "timestamp": "1400000000", "fs_version": "` + version + `", "notes": "` + notes + `"}` + "\n"
+	}
+	result := `{"type": "ArchiveResult", "plugin": "dom", "status": "succeeded", "output_str": "` + strings.Repeat("r", 3000) + `"}` + "\n"
+	for name, tc := range map[string]struct {
+		data    string
+		version string
+		ok      bool
+	}{
+		"first line":                {snap("0.9.2", "") + strings.Repeat(result, 20), "0.9.2", true},
+		"after a foreign line":      {`{"type": "Process", "id": "incomplete"}` + "\n" + snap("0.9.1", ""), "0.9.1", true},
+		"record beyond the head":    {strings.Repeat(`{"type": "Process"}`+"\n", headBytes/10) + snap("0.9.3", ""), "0.9.3", true},
+		"record longer than a head": {snap("0.9.0", strings.Repeat("n", 2*headBytes)) + result, "0.9.0", true},
+		"no snapshot":               {strings.Repeat(result, 10), "", false},
+		"empty":                     {"", "", false},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+		must(t, os.WriteFile(p, []byte(tc.data), 0o644))
+		s, ok := headSnapshot(p)
+		if ok != tc.ok || s.FSVersion != tc.version {
+			t.Errorf("%s: got %q, %v; want %q, %v", name, s.FSVersion, ok, tc.version, tc.ok)
+		}
+	}
+	if _, ok := headSnapshot(filepath.Join(dir, "missing")); ok {
+		t.Error("a missing file gave a record")
 	}
 }

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -251,4 +252,72 @@ func readDirs(dir string) ([]string, error) {
 func isPathError(err error) bool {
 	var pe *fs.PathError
 	return errors.As(err, &pe)
+}
+
+// staleCompact returns, as folders to read, the compact-id folders whose
+// index.jsonl declares an fs_version that has a hop to the current one
+// (ArchiveBox 0.9.0-0.9.3 wrote them at their place). It reads the head of
+// each index only — ArchiveBox writes the Snapshot record first — and the
+// whole file when the head holds none, so a rerun over a current
+// collection costs a few kilobytes per snapshot. Unreadable indexes are
+// left to reindex to report.
+func staleCompact(ctx context.Context, root string, dirs []currentDir, workers int) ([]*folder, error) {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	stale := make([]bool, len(dirs))
+	for i, d := range dirs {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			snap, ok := headSnapshot(filepath.Join(root, filepath.FromSlash(d.rel), archive.IndexFile))
+			stale[i] = ok && staleVersion(snap.FSVersion)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []*folder
+	for i, d := range dirs {
+		if stale[i] {
+			out = append(out, &folder{name: path.Base(d.rel), rel: d.rel})
+		}
+	}
+	return out, nil
+}
+
+// headBytes is how much of an index.jsonl headSnapshot reads first: more
+// than any Snapshot record ArchiveBox writes.
+const headBytes = 16 << 10
+
+// headSnapshot returns the first Snapshot record of the index.jsonl at p,
+// reading its complete lines within the first headBytes and the whole
+// file only when those hold no Snapshot record.
+func headSnapshot(p string) (archive.Snapshot, bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return archive.Snapshot{}, false
+	}
+	defer f.Close()
+	buf := make([]byte, headBytes)
+	n, err := io.ReadFull(f, buf)
+	whole := err == io.EOF || err == io.ErrUnexpectedEOF
+	if err != nil && !whole {
+		return archive.Snapshot{}, false
+	}
+	head := buf[:n]
+	if !whole {
+		head = head[:bytes.LastIndexByte(head, '\n')+1]
+	}
+	ix, _ := archive.ParseIndex(head)
+	if snap, ok := ix.Snapshot(); ok || whole {
+		return snap, ok
+	}
+	rest, err := io.ReadAll(f)
+	if err != nil {
+		return archive.Snapshot{}, false
+	}
+	ix, _ = archive.ParseIndex(append(buf[:n], rest...))
+	return ix.Snapshot()
 }

@@ -65,7 +65,8 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 		}
 	}
 	s.compact = map[string]currentDir{}
-	var dashed, compact []*folder
+	var dashed []*folder
+	var indexed []currentDir
 	dashedDirs := map[string]currentDir{}
 	for _, d := range cur {
 		if d.dashed {
@@ -74,9 +75,13 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 		} else {
 			s.compact[d.id] = d
 			if d.hasIndex {
-				compact = append(compact, &folder{name: path.Base(d.rel), rel: d.rel})
+				indexed = append(indexed, d)
 			}
 		}
+	}
+	compact, err := staleCompact(ctx, c.Dir, indexed, opts.Workers)
+	if err != nil {
+		return nil, err
 	}
 	if err := readFolders(ctx, c.Dir, append(append(legacy, dashed...), compact...), opts.Workers, opts.Printer); err != nil {
 		return nil, err
