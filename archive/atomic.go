@@ -150,6 +150,15 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom lets io.Copy reach the temp file's own ReadFrom, which copies
+// from another file inside the kernel (copy_file_range on Linux): a large
+// file spliced from an older one is not read into memory.
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(c.w, r)
+	c.n += n
+	return n, err
+}
+
 // SyncDir fsyncs a directory so a rename or create inside it is durable.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)

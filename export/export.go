@@ -156,6 +156,9 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	if s.next.Catalog, err = cat.Generation(ctx); err != nil {
+		return Stats{}, err
+	}
 	st, err := s.run(ctx)
 	st.Reindex = rs
 	return st, err
@@ -250,6 +253,7 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 		s.prev = prev
 	}
 	s.next = newState(s.key)
+	s.next.Select = selectionKey(s.query())
 	s.batch = archive.NewBatch(s.dst)
 	return s, nil
 }
@@ -299,11 +303,13 @@ type item struct {
 	own, fp     uint64 // ownFP and fingerprint
 	dh          uint64 // hashString(Dir), set by pass 1
 	archived    bool   // the manifest's is_archived
+	sort        int64  // catalog.SortTime
+	page        int    // the root page that lists it, set by page
 }
 
 func itemOf(e catalog.Entry) item {
 	return item{Dir: e.Dir, IndexFile: e.IndexFile, Snapshot: e.Snapshot, IndexSize: e.IndexSize,
-		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
+		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, sort: catalog.SortTime(e.Snapshot)}
 }
 
 // memberSig is what a capture shows on the pages of the other captures
@@ -313,7 +319,8 @@ func memberSig(it *item) uint64 {
 }
 
 func (s *site) snapStateOf(it *item) snapState {
-	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it), Archived: it.archived}
+	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
+		Archived: it.archived, Sort: it.sort, Page: uint32(it.page)}
 }
 
 func (s *site) run(ctx context.Context) (Stats, error) {
@@ -331,9 +338,15 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	// the root manifest and, after an earlier export, finds the pages
 	// that changed. A second pass is needed only when that one could not
 	// tell (a first or --full export, a URL gaining or losing captures).
-	done, err := s.pass1(ctx, q)
+	done, err := s.delta(ctx, q)
 	if err != nil {
 		return st, err
+	}
+	if !done {
+		done, err = s.pass1(ctx, q)
+		if err != nil {
+			return st, err
+		}
 	}
 	st.Snapshots = s.total
 	if !done {
@@ -363,10 +376,12 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
 	}
-	for h, ss := range s.next.Snaps {
-		l := s.seen[h].line
-		ss.Off, ss.Len = l.off, l.n
-		s.next.Snaps[h] = ss
+	if s.seen != nil { // else delta has moved the offsets
+		for h, ss := range s.next.Snaps {
+			l := s.seen[h].line
+			ss.Off, ss.Len = l.off, l.n
+			s.next.Snaps[h] = ss
+		}
 	}
 	testEvent("state")
 	if err := s.next.write(s.statePth); err != nil {
@@ -430,7 +445,10 @@ func pageFP(n, pages, total int, items []item) uint64 {
 // its items that changed.
 func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
 	pfp := pageFP(n, s.pages, s.total, items)
-	s.next.Pages = append(s.next.Pages, pfp)
+	for len(s.next.Pages) < n {
+		s.next.Pages = append(s.next.Pages, 0)
+	}
+	s.next.Pages[n-1] = pfp
 	pageDirty := s.prev == nil || n > len(s.prev.Pages) || s.prev.Pages[n-1] != pfp ||
 		!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
 
@@ -461,12 +479,14 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 	}
 	for i := range items {
 		it := &items[i]
+		it.page = n
 		h := hashString(it.Dir)
 		dirty := true
 		if s.prev != nil {
 			old, ok := s.prev.Snaps[h]
 			dirty = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
 			if !dirty {
+				old.Page = uint32(n)
 				s.setSnap(h, old)
 			}
 		}
