@@ -11,10 +11,10 @@
 // shape for streaming, the stat of the index file for incremental
 // reindexes, and counts of its ArchiveResult records), tags (name,
 // snapshot), problems (folders that could not be cataloged, with the
-// stat they had), removed (folders whose rows were dropped, by
-// generation: the change feed's tombstones) and meta (built and updated
-// times, the generation). ArchiveResult
-// records themselves are not copied: they are most of the bytes of every
+// stat they had), folders (listings of date folders), removed
+// (folders whose rows were dropped, by generation: the change feed's
+// tombstones) and meta (built and updated times, the generation).
+// ArchiveResult records themselves are not copied: they are most of the bytes of every
 // index.jsonl, and Each reads them from the tree when asked.
 package catalog
 
@@ -36,7 +36,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the
 // schema or the meaning of a column changes: every older catalog is then
 // rebuilt from the tree.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Layouts of snapshot folders.
 const (
@@ -92,6 +92,14 @@ var schema = []string{
 	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
 	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
 	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
+	// The listings of date folders and their domain folders, so that a
+	// reindex lists only the folders whose stamp changed (see listing in
+	// walk.go).
+	`CREATE TABLE folders (
+		dir     TEXT PRIMARY KEY,
+		stamp   TEXT NOT NULL,
+		domains BLOB NOT NULL
+	) WITHOUT ROWID`,
 	// Tombstones of the change feed: a folder whose row a reindex
 	// dropped, with that reindex's generation.
 	`CREATE TABLE removed (

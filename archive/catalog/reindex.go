@@ -78,7 +78,11 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
-	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, ready: make(chan struct{})}
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, ready: make(chan struct{}),
+		trustBefore: opts.Now().Add(-listingAge).UnixNano()}
+	if w.listings, err = c.loadListings(ctx); err != nil {
+		return stats, err
+	}
 	folders := make(chan folder, 256)
 	rows := make(chan entryRow, 64)
 
@@ -157,6 +161,9 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		}
 	}
 	if err := c.deleteRows(ctx, gone, goneDirs, goneBad, gen, opts.BatchSize); err != nil {
+		return stats, err
+	}
+	if err := c.saveListings(ctx, w, opts.BatchSize); err != nil {
 		return stats, err
 	}
 	stats.Removed += len(gone)

@@ -39,6 +39,16 @@ func openDir(path string) (int, error) {
 	return fd, nil
 }
 
+// openDirAt opens the directory name below the open directory dirfd,
+// never through a symlink.
+func openDirAt(dirfd int, name string) (int, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, errnoErr(err)
+	}
+	return fd, nil
+}
+
 // listDirFd lists the open directory fd.
 func listDirFd(fd int, buf []byte) ([]dirent, error) {
 	var out []dirent
