@@ -51,10 +51,13 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := filepath.Join(dir, "."+base+TempMarker+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	// Raw open, no poller: os.OpenFile would try to register the file
+	// with the network poller, which costs system calls per file.
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, &os.PathError{Op: "open", Path: tmp, Err: err})
 	}
+	f := os.NewFile(uintptr(fd), tmp)
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -81,8 +84,8 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
+	if err = unix.Rename(tmp, path); err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
 	}
 	if !durable {
 		return nil

@@ -27,6 +27,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"folio/archive"
 	"folio/archive/catalog"
@@ -198,6 +199,8 @@ type site struct {
 	deferred []*item              // pages written once captures are known
 	total    int
 	pages    int
+
+	parents sync.Map // snapshot folders' parents checked by files: rel -> absolute path ("" unsafe)
 
 	mu                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
@@ -530,7 +533,7 @@ func (s *site) setSnap(h uint64, ss snapState) {
 // when dirty (copying the folder first for --out), and fills its row.
 func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
 	snap, results := s.records(it)
-	f := newFiles(s.src, it.Dir)
+	f := s.files(it.Dir)
 	outs := f.discover(results)
 	ss := s.snapStateOf(it)
 	switch {
@@ -576,7 +579,7 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 // detail writes the page of a deferred snapshot.
 func (s *site) detail(it *item) (snapState, error) {
 	snap, results := s.records(it)
-	f := newFiles(s.src, it.Dir)
+	f := s.files(it.Dir)
 	return s.writeSnapshot(it, &snap, results, f, f.discover(results))
 }
 
@@ -588,7 +591,7 @@ func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		if data, err := os.ReadFile(filepath.Join(dir, archive.IndexFile)); err == nil {
+		if data, err := readFile(filepath.Join(dir, archive.IndexFile)); err == nil {
 			return it.Snapshot, parseResults(data)
 		}
 	case archive.LegacyIndexFile:
@@ -894,11 +897,14 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	if err := s.tpl.Snapshot.Execute(&b, &v); err != nil {
 		return fmt.Errorf("render page of %s: %w", dir, err)
 	}
-	abs := s.abs(dir)
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return fmt.Errorf("export %s: %w", dir, err)
+	err := s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	if errors.Is(err, fs.ErrNotExist) { // a snapshot never captured: its folder is made
+		if err := os.MkdirAll(s.abs(dir), 0o755); err != nil {
+			return fmt.Errorf("export %s: %w", dir, err)
+		}
+		err = s.writeGenerated(dir+"/"+RootPage, b.Bytes())
 	}
-	return s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	return err
 }
 
 type pageLink struct {
@@ -1015,7 +1021,17 @@ func (s *site) writeGenerated(rel string, data []byte) error {
 	if s.opts.Gzip {
 		return s.writeGzip(p+".gz", data)
 	}
-	if err := os.Remove(p + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return s.removeGzip(p)
+}
+
+// removeGzip removes a stale .gz sibling of p, unless the previous export
+// to this folder ran with the same options (so without --gzip either),
+// when there is none.
+func (s *site) removeGzip(p string) error {
+	if s.last != nil && s.last.Key == s.key {
+		return nil
+	}
+	if err := unix.Unlink(p + ".gz"); err != nil && err != unix.ENOENT {
 		return fmt.Errorf("remove %s.gz: %w", p, err)
 	}
 	return nil

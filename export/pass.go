@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"golang.org/x/sync/errgroup"
@@ -288,8 +287,8 @@ func (s *site) manifestWritten(target string) error {
 		if err := s.writeGzip(target+".gz", data); err != nil {
 			return err
 		}
-	} else if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s.gz: %w", target, err)
+	} else if err := s.removeGzip(target); err != nil {
+		return err
 	}
 	s.noteManifest(target)
 	return nil
