@@ -162,6 +162,30 @@ func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
+// ReadFd reads the open file fd to its end with raw read(2) calls, into a
+// buffer sized for size bytes (its fstat size) so that a file read whole
+// costs one read and the one that finds the end. Errors are the raw
+// errno; the caller names the file.
+func ReadFd(fd int, size int64) ([]byte, error) {
+	data := make([]byte, 0, max(size, 0)+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return data, nil
+		}
+		data = data[:len(data)+n]
+	}
+}
+
 // SyncDir fsyncs a directory so a rename or create inside it is durable.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -70,15 +70,7 @@ func generatedFiles(t *testing.T, root string) map[string]generatedFile {
 // --full export writes it. A second change on another page checks the
 // manifest offsets the first re-export recorded.
 func TestReexportFromChangeFeed(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	m, err := gen.Current(dir, gen.Options{N: 90, Seed: 5, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := archive.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, m, c := generatedIn(t, 90, 5)
 	var mu sync.Mutex
 	events := map[string]int{}
 	testEvent = func(e string) {

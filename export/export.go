@@ -200,7 +200,7 @@ type site struct {
 	total    int
 	pages    int
 
-	parents sync.Map // snapshot folders' parents checked by files: rel -> absolute path ("" unsafe)
+	parents sync.Map // folders checked by files: rel -> absolute path ("" unsafe)
 
 	mu                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
@@ -893,8 +893,11 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		}
 	}
 	v.Related = related
-	var b bytes.Buffer
-	if err := s.tpl.Snapshot.Execute(&b, &v); err != nil {
+	b := getBuffer()
+	defer putBuffer(b)
+	if s.tpl.Builtin {
+		renderSnapshot(b, &v)
+	} else if err := s.tpl.Snapshot.Execute(b, &v); err != nil {
 		return fmt.Errorf("render page of %s: %w", dir, err)
 	}
 	err := s.writeGenerated(dir+"/"+RootPage, b.Bytes())
@@ -943,8 +946,11 @@ func (s *site) writeRootPage(n int, rows []rowView) error {
 			last = k
 		}
 	}
-	var b bytes.Buffer
-	if err := s.tpl.Root.Execute(&b, &v); err != nil {
+	b := getBuffer()
+	defer putBuffer(b)
+	if s.tpl.Builtin {
+		renderRoot(b, &v)
+	} else if err := s.tpl.Root.Execute(b, &v); err != nil {
 		return fmt.Errorf("render root page %d: %w", n, err)
 	}
 	return s.writeGenerated(pagePath(n), b.Bytes())

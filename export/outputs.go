@@ -155,23 +155,11 @@ func readFile(path string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	data := make([]byte, 0, max(st.Size, 0)+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return data, nil
-		}
-		data = data[:len(data)+n]
+	data, err := archive.ReadFd(fd, st.Size)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
+	return data, nil
 }
 
 // get resolves rel (relative to the snapshot folder) with Resolve, links
@@ -210,36 +198,41 @@ func (f *files) absent(rel string) bool {
 	return true
 }
 
-// files returns the files of the snapshot folder dir, as newFiles does
-// but checking each parent folder of snapshot folders for symlinks once
-// per export (a domain folder holds many snapshots), then only the
-// snapshot folder itself.
+// files returns the files of the snapshot folder dir, as newFiles does,
+// but checking the folder two levels up (a date folder, which holds many
+// snapshots) for symlinks once per export, then the two below it with an
+// lstat each.
 func (s *site) files(dir string) *files {
-	parent, name := path.Split(dir)
-	parent = strings.TrimSuffix(parent, "/")
-	if parent == "" || name == "" || name == "." || name == ".." {
+	parent := path.Dir(dir)
+	grand := path.Dir(parent)
+	if grand == "." || !layout.Component(path.Base(dir)) || !layout.Component(path.Base(parent)) {
 		return newFiles(s.src, dir)
 	}
-	v, ok := s.parents.Load(parent)
+	v, ok := s.parents.Load(grand)
 	if !ok {
-		abs, err := layout.JoinNoSymlinks(s.src, parent)
+		abs, err := layout.JoinNoSymlinks(s.src, grand)
 		if err != nil {
 			abs = ""
 		}
-		v, _ = s.parents.LoadOrStore(parent, abs)
+		v, _ = s.parents.LoadOrStore(grand, abs)
 	}
 	f := &files{root: s.src, dir: dir, seen: map[string]*Ref{}}
 	if v.(string) == "" {
 		return f
 	}
-	abs := v.(string) + string(filepath.Separator) + name
-	fi, err := os.Lstat(abs)
-	switch {
-	case err == nil && fi.IsDir(), errors.Is(err, fs.ErrNotExist):
-		f.abs = abs
-	default: // a symlink, or something odd: the full check
-		return newFiles(s.src, dir)
+	abs := v.(string)
+	for _, name := range []string{path.Base(parent), path.Base(dir)} {
+		abs += string(filepath.Separator) + name
+		fi, err := os.Lstat(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			f.abs = filepath.Join(s.src, filepath.FromSlash(dir))
+			return f
+		case err != nil || !fi.IsDir(): // a symlink, or something odd: the full check
+			return newFiles(s.src, dir)
+		}
 	}
+	f.abs = abs
 	return f
 }
 
