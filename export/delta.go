@@ -126,10 +126,10 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	s.next.Pages = slices.Clone(prev.Pages)
 	s.next.Snaps = maps.Clone(prev.Snaps)
 	s.next.ManifestSize, s.next.ManifestMTime = prev.ManifestSize, prev.ManifestMTime
+	// The manifest is spliced while the pages are written.
+	var splice errgroup.Group
 	if len(changed) > 0 {
-		if err := s.spliceManifest(target, changed); err != nil {
-			return false, err
-		}
+		splice.Go(func() error { return s.spliceManifest(target, changed) })
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Workers)
@@ -138,7 +138,11 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		kept -= len(redo[n])
 		s.page(gctx, g, n, redo[n])
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	if serr := splice.Wait(); err == nil {
+		err = serr
+	}
+	if err != nil {
 		return false, err
 	}
 	s.kept.Add(int64(kept))
