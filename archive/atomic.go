@@ -51,10 +51,13 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := filepath.Join(dir, "."+base+TempMarker+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	// Raw open, no poller: os.OpenFile would try to register the file
+	// with the network poller, which costs system calls per file.
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, &os.PathError{Op: "open", Path: tmp, Err: err})
 	}
+	f := os.NewFile(uintptr(fd), tmp)
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -81,8 +84,8 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
+	if err = unix.Rename(tmp, path); err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
 	}
 	if !durable {
 		return nil
@@ -148,6 +151,39 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// ReadFrom lets io.Copy reach the temp file's own ReadFrom, which copies
+// from another file inside the kernel (copy_file_range on Linux): a large
+// file spliced from an older one is not read into memory.
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(c.w, r)
+	c.n += n
+	return n, err
+}
+
+// ReadFd reads the open file fd to its end with raw read(2) calls, into a
+// buffer sized for size bytes (its fstat size) so that a file read whole
+// costs one read and the one that finds the end. Errors are the raw
+// errno; the caller names the file.
+func ReadFd(fd int, size int64) ([]byte, error) {
+	data := make([]byte, 0, max(size, 0)+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return data, nil
+		}
+		data = data[:len(data)+n]
+	}
 }
 
 // SyncDir fsyncs a directory so a rename or create inside it is durable.

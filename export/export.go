@@ -27,6 +27,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"folio/archive"
 	"folio/archive/catalog"
@@ -156,6 +157,9 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	if s.next.Catalog, err = cat.Generation(ctx); err != nil {
+		return Stats{}, err
+	}
 	st, err := s.run(ctx)
 	st.Reindex = rs
 	return st, err
@@ -195,6 +199,8 @@ type site struct {
 	deferred []*item              // pages written once captures are known
 	total    int
 	pages    int
+
+	parents sync.Map // folders checked by files: rel -> absolute path ("" unsafe)
 
 	mu                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
@@ -250,6 +256,7 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 		s.prev = prev
 	}
 	s.next = newState(s.key)
+	s.next.Select = selectionKey(s.query())
 	s.batch = archive.NewBatch(s.dst)
 	return s, nil
 }
@@ -299,11 +306,13 @@ type item struct {
 	own, fp     uint64 // ownFP and fingerprint
 	dh          uint64 // hashString(Dir), set by pass 1
 	archived    bool   // the manifest's is_archived
+	sort        int64  // catalog.SortTime
+	page        int    // the root page that lists it, set by page
 }
 
 func itemOf(e catalog.Entry) item {
 	return item{Dir: e.Dir, IndexFile: e.IndexFile, Snapshot: e.Snapshot, IndexSize: e.IndexSize,
-		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
+		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, sort: catalog.SortTime(e.Snapshot)}
 }
 
 // memberSig is what a capture shows on the pages of the other captures
@@ -313,7 +322,8 @@ func memberSig(it *item) uint64 {
 }
 
 func (s *site) snapStateOf(it *item) snapState {
-	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it), Archived: it.archived}
+	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
+		Archived: it.archived, Sort: it.sort, Page: uint32(it.page)}
 }
 
 func (s *site) run(ctx context.Context) (Stats, error) {
@@ -331,9 +341,15 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	// the root manifest and, after an earlier export, finds the pages
 	// that changed. A second pass is needed only when that one could not
 	// tell (a first or --full export, a URL gaining or losing captures).
-	done, err := s.pass1(ctx, q)
+	done, err := s.delta(ctx, q)
 	if err != nil {
 		return st, err
+	}
+	if !done {
+		done, err = s.pass1(ctx, q)
+		if err != nil {
+			return st, err
+		}
 	}
 	st.Snapshots = s.total
 	if !done {
@@ -363,10 +379,12 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
 	}
-	for h, ss := range s.next.Snaps {
-		l := s.seen[h].line
-		ss.Off, ss.Len = l.off, l.n
-		s.next.Snaps[h] = ss
+	if s.seen != nil { // else delta has moved the offsets
+		for h, ss := range s.next.Snaps {
+			l := s.seen[h].line
+			ss.Off, ss.Len = l.off, l.n
+			s.next.Snaps[h] = ss
+		}
 	}
 	testEvent("state")
 	if err := s.next.write(s.statePth); err != nil {
@@ -430,7 +448,10 @@ func pageFP(n, pages, total int, items []item) uint64 {
 // its items that changed.
 func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
 	pfp := pageFP(n, s.pages, s.total, items)
-	s.next.Pages = append(s.next.Pages, pfp)
+	for len(s.next.Pages) < n {
+		s.next.Pages = append(s.next.Pages, 0)
+	}
+	s.next.Pages[n-1] = pfp
 	pageDirty := s.prev == nil || n > len(s.prev.Pages) || s.prev.Pages[n-1] != pfp ||
 		!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
 
@@ -461,12 +482,14 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 	}
 	for i := range items {
 		it := &items[i]
+		it.page = n
 		h := hashString(it.Dir)
 		dirty := true
 		if s.prev != nil {
 			old, ok := s.prev.Snaps[h]
 			dirty = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
 			if !dirty {
+				old.Page = uint32(n)
 				s.setSnap(h, old)
 			}
 		}
@@ -510,7 +533,7 @@ func (s *site) setSnap(h uint64, ss snapState) {
 // when dirty (copying the folder first for --out), and fills its row.
 func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
 	snap, results := s.records(it)
-	f := newFiles(s.src, it.Dir)
+	f := s.files(it.Dir)
 	outs := f.discover(results)
 	ss := s.snapStateOf(it)
 	switch {
@@ -556,7 +579,7 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 // detail writes the page of a deferred snapshot.
 func (s *site) detail(it *item) (snapState, error) {
 	snap, results := s.records(it)
-	f := newFiles(s.src, it.Dir)
+	f := s.files(it.Dir)
 	return s.writeSnapshot(it, &snap, results, f, f.discover(results))
 }
 
@@ -568,7 +591,7 @@ func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		if data, err := os.ReadFile(filepath.Join(dir, archive.IndexFile)); err == nil {
+		if data, err := readFile(filepath.Join(dir, archive.IndexFile)); err == nil {
 			return it.Snapshot, parseResults(data)
 		}
 	case archive.LegacyIndexFile:
@@ -870,15 +893,21 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		}
 	}
 	v.Related = related
-	var b bytes.Buffer
-	if err := s.tpl.Snapshot.Execute(&b, &v); err != nil {
+	b := getBuffer()
+	defer putBuffer(b)
+	if s.tpl.Builtin {
+		renderSnapshot(b, &v)
+	} else if err := s.tpl.Snapshot.Execute(b, &v); err != nil {
 		return fmt.Errorf("render page of %s: %w", dir, err)
 	}
-	abs := s.abs(dir)
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return fmt.Errorf("export %s: %w", dir, err)
+	err := s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	if errors.Is(err, fs.ErrNotExist) { // a snapshot never captured: its folder is made
+		if err := os.MkdirAll(s.abs(dir), 0o755); err != nil {
+			return fmt.Errorf("export %s: %w", dir, err)
+		}
+		err = s.writeGenerated(dir+"/"+RootPage, b.Bytes())
 	}
-	return s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	return err
 }
 
 type pageLink struct {
@@ -917,8 +946,11 @@ func (s *site) writeRootPage(n int, rows []rowView) error {
 			last = k
 		}
 	}
-	var b bytes.Buffer
-	if err := s.tpl.Root.Execute(&b, &v); err != nil {
+	b := getBuffer()
+	defer putBuffer(b)
+	if s.tpl.Builtin {
+		renderRoot(b, &v)
+	} else if err := s.tpl.Root.Execute(b, &v); err != nil {
 		return fmt.Errorf("render root page %d: %w", n, err)
 	}
 	return s.writeGenerated(pagePath(n), b.Bytes())
@@ -995,7 +1027,17 @@ func (s *site) writeGenerated(rel string, data []byte) error {
 	if s.opts.Gzip {
 		return s.writeGzip(p+".gz", data)
 	}
-	if err := os.Remove(p + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return s.removeGzip(p)
+}
+
+// removeGzip removes a stale .gz sibling of p, unless the previous export
+// to this folder ran with the same options (so without --gzip either),
+// when there is none.
+func (s *site) removeGzip(p string) error {
+	if s.last != nil && s.last.Key == s.key {
+		return nil
+	}
+	if err := unix.Unlink(p + ".gz"); err != nil && err != unix.ENOENT {
 		return fmt.Errorf("remove %s.gz: %w", p, err)
 	}
 	return nil

@@ -827,3 +827,25 @@ func TestHostLimitWarning(t *testing.T) {
 		t.Errorf("bytes %d, warnings %q", st.Bytes, rec.warnings)
 	}
 }
+
+// TestTemplateOverride checks that an overridden page template is the one
+// rendered (the built-in pages have a renderer of their own).
+func TestTemplateOverride(t *testing.T) {
+	c, m := generated(t, 3, 1)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.html"), []byte("<p class=\"mine\">{{.Title}}</p>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, export.Options{Collection: c, Templates: dir})
+	data, err := os.ReadFile(c.Path(m.Snapshots[0].Dir + "/index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), `<p class="mine">`) {
+		t.Fatalf("page not rendered from the override: %.80q", data)
+	}
+	root, err := os.ReadFile(c.Path("index.html"))
+	if err != nil || !strings.HasPrefix(string(root), "<!DOCTYPE html>") {
+		t.Fatalf("root page: %.80q, %v", root, err)
+	}
+}

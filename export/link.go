@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -156,15 +155,11 @@ func resolveFile(snapAbs, snapDir, rel, from string) (Ref, error) {
 		}
 	}
 	full := path.Clean(snapDir + "/" + rel)
-	disk, err := layout.JoinNoSymlinks(snapAbs, rel)
-	if err != nil {
-		return Ref{}, fmt.Errorf("link %q: %w: %w", rel, ErrNotLinkable, err)
+	disk, st, err := layout.StatNoSymlinks(snapAbs, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Ref{}, fmt.Errorf("link %q: missing: %w", rel, ErrNotLinkable)
 	}
-	st, err := os.Stat(disk)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Ref{}, fmt.Errorf("link %q: missing: %w", rel, ErrNotLinkable)
-		}
 		return Ref{}, fmt.Errorf("link %q: %w: %w", rel, ErrNotLinkable, err)
 	}
 	if !st.Mode().IsRegular() {

@@ -66,13 +66,12 @@ func TestStateAfterSync(t *testing.T) {
 	}
 }
 
-// TestOnePass checks that a re-export after a change that leaves every
-// URL's captures as they were streams the catalog once and rewrites only
-// what changed, that a change another capture's page shows falls back to
-// the second pass, and that both leave the site a --full export writes.
-func TestOnePass(t *testing.T) {
+// generatedIn makes a generated collection of n snapshots in a temp
+// folder and returns its path, manifest and collection.
+func generatedIn(t *testing.T, n int, seed uint64) (string, *gen.Manifest, *archive.Collection) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	m, err := gen.Current(dir, gen.Options{N: 90, Seed: 5, NoSync: true})
+	m, err := gen.Current(dir, gen.Options{N: n, Seed: seed, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +79,15 @@ func TestOnePass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, m, c
+}
+
+// TestOnePass checks that a re-export after a change that leaves every
+// URL's captures as they were streams the catalog once and rewrites only
+// what changed, that a change another capture's page shows falls back to
+// the second pass, and that both leave the site a --full export writes.
+func TestOnePass(t *testing.T) {
+	dir, m, c := generatedIn(t, 90, 5)
 	var mu sync.Mutex
 	passes, copies := 0, 0
 	testEvent = func(e string) {

@@ -1,12 +1,16 @@
 package export
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"folio/archive"
 	"folio/layout"
@@ -100,6 +104,12 @@ type files struct {
 	root, dir string // collection root; snapshot folder relative to it
 	abs       string // the snapshot folder's absolute path; "" when unsafe
 	seen      map[string]*Ref
+	// entries is the listing of the folder, read once when a path is
+	// first looked up: a path whose first component is not listed does
+	// not exist, which answers most lookups (records name many files of
+	// plugins that never ran or whose output is gone) without a stat.
+	entries []fs.DirEntry
+	listed  bool // entries is read (nil: the folder could not be listed)
 }
 
 func newFiles(root, dir string) *files {
@@ -110,6 +120,48 @@ func newFiles(root, dir string) *files {
 	return f
 }
 
+// list reads the folder's entries once.
+func (f *files) list() []fs.DirEntry {
+	if !f.listed {
+		f.listed = true
+		if f.abs != "" {
+			f.entries, _ = readDir(f.abs)
+		}
+	}
+	return f.entries
+}
+
+// readDir lists a folder, never through a symlink, without the network
+// poller registration os.Open attempts for every file.
+func readDir(path string) ([]fs.DirEntry, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), path)
+	defer d.Close()
+	return d.ReadDir(-1)
+}
+
+// readFile is os.ReadFile with raw system calls: open, fstat, read to the
+// end, close, without the poller registration os.Open attempts.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	data, err := archive.ReadFd(fd, st.Size)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, nil
+}
+
 // get resolves rel (relative to the snapshot folder) with Resolve, links
 // computed from the export root; nil when it is not linkable.
 func (f *files) get(rel string) *Ref {
@@ -117,13 +169,71 @@ func (f *files) get(rel string) *Ref {
 		return r
 	}
 	var out *Ref
-	if f.abs != "" {
+	if f.abs != "" && !f.absent(rel) {
 		if r, err := resolveIn(f.abs, f.dir, rel, ""); err == nil {
 			out = &r
 		}
 	}
 	f.seen[rel] = out
 	return out
+}
+
+// absent reports whether the folder's listing shows that rel does not
+// exist: its first component is not there, nor any name that a
+// case-insensitive filesystem could take for it.
+func (f *files) absent(rel string) bool {
+	top, _, _ := strings.Cut(strings.TrimPrefix(rel, "./"), "/")
+	if top == "" || top == "." || top == ".." || strings.Contains(rel, "?") {
+		return false // ("?": resolveIn may link the part before it)
+	}
+	entries := f.list()
+	if entries == nil {
+		return false
+	}
+	for _, e := range entries {
+		if strings.EqualFold(e.Name(), top) {
+			return false
+		}
+	}
+	return true
+}
+
+// files returns the files of the snapshot folder dir, as newFiles does,
+// but checking the folder two levels up (a date folder, which holds many
+// snapshots) for symlinks once per export, then the two below it with an
+// lstat each.
+func (s *site) files(dir string) *files {
+	parent := path.Dir(dir)
+	grand := path.Dir(parent)
+	if grand == "." || !layout.Component(path.Base(dir)) || !layout.Component(path.Base(parent)) {
+		return newFiles(s.src, dir)
+	}
+	v, ok := s.parents.Load(grand)
+	if !ok {
+		abs, err := layout.JoinNoSymlinks(s.src, grand)
+		if err != nil {
+			abs = ""
+		}
+		v, _ = s.parents.LoadOrStore(grand, abs)
+	}
+	f := &files{root: s.src, dir: dir, seen: map[string]*Ref{}}
+	if v.(string) == "" {
+		return f
+	}
+	abs := v.(string)
+	for _, name := range []string{path.Base(parent), path.Base(dir)} {
+		abs += string(filepath.Separator) + name
+		fi, err := os.Lstat(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			f.abs = filepath.Join(s.src, filepath.FromSlash(dir))
+			return f
+		case err != nil || !fi.IsDir(): // a symlink, or something odd: the full check
+			return newFiles(s.src, dir)
+		}
+	}
+	f.abs = abs
+	return f
 }
 
 // resultFile returns the file that stands for r: the path its output_str
@@ -198,12 +308,8 @@ func (f *files) scan(seen map[string]bool) []output {
 	if f.abs == "" {
 		return nil
 	}
-	entries, err := os.ReadDir(f.abs)
-	if err != nil {
-		return nil
-	}
 	var out []output
-	for _, e := range entries {
+	for _, e := range f.list() {
 		name := e.Name()
 		if skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
 			continue

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"golang.org/x/sync/errgroup"
@@ -42,6 +41,7 @@ type plannedPage struct {
 // both, it writes what changed and reports true, and no second pass is
 // needed.
 func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
+	testEvent("pass1")
 	s.groups = map[uint64]group{}
 	s.seen = map[uint64]seenRec{}
 	s.captures = map[uint64][]capture{}
@@ -74,10 +74,9 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 		}
 	}
 	stream := func(w io.Writer) error {
-		mfp := newHasher()
 		buf := make([]byte, 0, 1<<20)
 		var written, copyOff, copyLen int64 // copy: a pending range of the old manifest
-		var copyBuf []byte
+		encoded, copies := false, 0
 		flushCopy := func() error {
 			if copyLen == 0 {
 				return nil
@@ -89,17 +88,10 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				written += int64(len(buf))
 				buf = buf[:0]
 			}
-			if copyBuf == nil {
-				copyBuf = make([]byte, 1<<20)
-			}
-			n, err := io.CopyBuffer(w, io.NewSectionReader(old, copyOff, copyLen), copyBuf)
-			if err == nil && n != copyLen {
-				err = fmt.Errorf("%s changed while it was read", target)
-			}
-			if err != nil {
+			if err := copyRange(w, old, copyOff, copyLen); err != nil {
 				return err
 			}
-			testEvent("copy manifest records")
+			copies++
 			written += copyLen
 			copyLen = 0
 			return nil
@@ -152,22 +144,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			g.sig += memberSig(&it)
 			s.groups[h] = g
 			s.total++
-			rec := manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
-				NumOutputs: e.NumOutputs, NumFailures: e.NumFailures}
-			rec.IsArchived = e.Snapshot.Status == "sealed" || e.NumOutputs > 0
-			if !rec.IsArchived {
-				if hasPrev && prev.Own == it.own {
-					rec.IsArchived = prev.Archived
-				} else {
-					rec.IsArchived = s.hasMarker(&e)
-				}
-			}
-			it.archived = rec.IsArchived
-			archived := uint64(0)
-			if it.archived {
-				archived = 1
-			}
-			mfp.str(it.Dir).u64(it.own).u64(uint64(it.NumOutputs)).u64(uint64(it.NumFailures)).u64(archived)
+			it.archived = s.isArchived(&e, it.own, prev, hasPrev)
 			start := written + int64(len(buf)) + copyLen
 			if old != nil && hasPrev && prev.Own == it.own && prev.Archived == it.archived &&
 				prev.Len > 0 && prev.Off+prev.Len <= s.prev.ManifestSize {
@@ -183,7 +160,8 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				if err := flushCopy(); err != nil {
 					return err
 				}
-				buf = appendManifest(buf, &rec)
+				encoded = true
+				buf = appendManifest(buf, recordOf(&e, it.archived))
 				if len(buf) > 1<<20-8192 {
 					if _, err := w.Write(buf); err != nil {
 						return err
@@ -210,10 +188,8 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 		if err != nil {
 			return err
 		}
-		fp := mfp.u64(uint64(s.total)).sum()
-		s.next.Manifest = fp
-		if s.prev != nil && s.prev.Manifest == fp && exists(target) {
-			return errUnchanged
+		if old != nil && !encoded && copies == 0 && copyOff == 0 && copyLen == s.prev.ManifestSize {
+			return errUnchanged // every record copied from where it was: the same file
 		}
 		if err := flushCopy(); err != nil {
 			return err
@@ -224,25 +200,13 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	merr := s.batch.WriteFileWith(target, 0o644, stream)
 	switch {
 	case errors.Is(merr, errUnchanged):
+		s.noteManifest(target)
 	case merr != nil:
 		return false, merr
-	case s.opts.Gzip:
-		testEvent("write " + ManifestFile)
-		data, err := os.ReadFile(target)
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", target, err)
-		}
-		if err := s.writeGzip(target+".gz", data); err != nil {
+	default:
+		if err := s.manifestWritten(target); err != nil {
 			return false, err
 		}
-	default:
-		testEvent("write " + ManifestFile)
-		if err := os.Remove(target + ".gz"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("remove %s.gz: %w", target, err)
-		}
-	}
-	if fi, err := os.Stat(target); err == nil {
-		s.next.ManifestSize, s.next.ManifestMTime = fi.Size(), fi.ModTime().UnixNano()
 	}
 	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
 	s.next.Total = uint64(s.total)
@@ -271,6 +235,70 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	}
 	s.p.Progress("export", int64(s.total), int64(s.total))
 	return true, s.writeDeferred(ctx)
+}
+
+// isArchived is the manifest's is_archived of e: sealed, with outputs,
+// or with one of archivedMarkers in its folder, which is looked for only
+// when its index changed since the previous export (prev).
+func (s *site) isArchived(e *catalog.Entry, own uint64, prev snapState, hasPrev bool) bool {
+	switch {
+	case e.Snapshot.Status == "sealed" || e.NumOutputs > 0:
+		return true
+	case hasPrev && prev.Own == own:
+		return prev.Archived
+	}
+	return s.hasMarker(e)
+}
+
+func recordOf(e *catalog.Entry, archived bool) *manifestRecord {
+	return &manifestRecord{Dir: e.Dir, Snapshot: e.Snapshot, Modified: e.IndexMTime,
+		NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, IsArchived: archived}
+}
+
+// copyRange copies n bytes of the file old from offset off to w; into
+// the temp file of an atomic write that copy happens in the kernel.
+func copyRange(w io.Writer, old *os.File, off, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if _, err := old.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	got, err := io.Copy(w, io.LimitReader(old, n))
+	if err == nil && got != n {
+		err = fmt.Errorf("%s changed while it was read", old.Name())
+	}
+	if err == nil {
+		testEvent("copy manifest records")
+	}
+	return err
+}
+
+// manifestWritten follows a new root manifest: its .gz sibling with
+// --gzip (a stale one removed without), and its size and mtime for the
+// state.
+func (s *site) manifestWritten(target string) error {
+	testEvent("write " + ManifestFile)
+	if s.opts.Gzip {
+		data, err := os.ReadFile(target)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", target, err)
+		}
+		if err := s.writeGzip(target+".gz", data); err != nil {
+			return err
+		}
+	} else if err := s.removeGzip(target); err != nil {
+		return err
+	}
+	s.noteManifest(target)
+	return nil
+}
+
+// noteManifest records the root manifest's size and mtime in the state.
+func (s *site) noteManifest(target string) {
+	if fi, err := os.Stat(target); err == nil {
+		s.next.ManifestSize, s.next.ManifestMTime = fi.Size(), fi.ModTime().UnixNano()
+	}
 }
 
 // sameGroups reports whether two exports saw the same captures of every

@@ -30,7 +30,8 @@ type ServeOptions struct {
 const DefaultAddr = "127.0.0.1:8000"
 
 // Serve serves an export until ctx is cancelled, then shuts down
-// gracefully and returns nil.
+// gracefully and returns ctx's error, wrapped: stopping is an interruption
+// (exit 130 for the CLI), not a success.
 func Serve(ctx context.Context, opts ServeOptions, p archive.Printer) error {
 	if p == nil {
 		p = archive.Discard
@@ -66,7 +67,7 @@ func Serve(ctx context.Context, opts ServeOptions, p archive.Printer) error {
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", addr, err)
 	}
-	return nil
+	return fmt.Errorf("serve %s: stopped: %w", addr, ctx.Err())
 }
 
 // handler serves an export folder read-only. Inside a collection it

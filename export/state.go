@@ -1,7 +1,7 @@
 package export
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,20 +10,24 @@ import (
 	"os"
 
 	"folio/archive"
+	"folio/archive/catalog"
 )
 
 // state is what an export remembers for the next one: a fingerprint per
 // snapshot page and per root page, and for --out the files each snapshot
 // contributed. It lives under the collection's .folio/ folder.
 type state struct {
-	Key      uint64   // options and templates the export ran with
-	Pages    []uint64 // fingerprint of root page i+1 (and its search shard)
-	Manifest uint64   // fingerprint of the root index.jsonl
-	Total    uint64   // snapshots exported
+	Key   uint64   // options and templates the export ran with
+	Pages []uint64 // fingerprint of root page i+1 (and its search shard)
+	Total uint64   // snapshots exported
 	// ManifestSize and ManifestMTime identify the root index.jsonl the
 	// snapshots' Off and Len point into.
 	ManifestSize, ManifestMTime int64
-	Snaps                       map[uint64]snapState
+	// Catalog is the catalog generation the export read: the next one
+	// reads only the rows changed since (see delta).
+	Catalog catalog.Generation
+	Select  uint64 // selectionKey of the query
+	Snaps   map[uint64]snapState
 }
 
 type snapState struct {
@@ -36,12 +40,14 @@ type snapState struct {
 	Len   int64
 	Files int64 // files in the exported copy of the folder (--out)
 	Bytes int64
+	Sort  int64  // catalog.SortTime: with Dir, its place in the list
+	Page  uint32 // the root page that lists it
 	// Archived caches the manifest's is_archived, which for a snapshot
 	// neither sealed nor with outputs costs a look at its folder.
 	Archived bool
 }
 
-const stateMagic = "folio-export-state 4\n"
+const stateMagic = "folio-export-state 5\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -50,79 +56,121 @@ func newState(key uint64) *state {
 // readState loads a state file; a missing or unreadable one is nil, which
 // means a full export.
 func readState(path string) (*state, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read export state %s: %w", path, err)
 	}
-	defer f.Close()
-	st, err := decodeState(bufio.NewReaderSize(f, 1<<16))
-	if err != nil {
+	st, ok := decodeState(data)
+	if !ok {
 		return nil, nil // stale or damaged state only costs a full export
 	}
 	return st, nil
 }
 
-func decodeState(r *bufio.Reader) (*state, error) {
-	magic := make([]byte, len(stateMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != stateMagic {
-		return nil, errors.New("not an export state")
+// stateReader takes fixed-size fields off a state file; a read past the
+// end sets bad and returns zeros.
+type stateReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *stateReader) take(n int) []byte {
+	if r.bad || len(r.b) < n {
+		r.bad = true
+		return make([]byte, n)
 	}
-	var hdr [7]uint64
-	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
-		return nil, err
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *stateReader) u64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }
+func (r *stateReader) i64() int64  { return int64(r.u64()) }
+func (r *stateReader) u32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
+func (r *stateReader) u16() uint16 { return binary.LittleEndian.Uint16(r.take(2)) }
+func (r *stateReader) str() string { return string(r.take(int(r.u16()))) }
+
+func decodeState(data []byte) (*state, bool) {
+	if !bytes.HasPrefix(data, []byte(stateMagic)) {
+		return nil, false
 	}
-	if hdr[2] > 1<<32 || hdr[3] > 1<<32 {
-		return nil, errors.New("implausible export state")
+	r := &stateReader{b: data[len(stateMagic):]}
+	st := &state{Key: r.u64(), Total: r.u64()}
+	pages, snaps := r.u64(), r.u64()
+	st.ManifestSize, st.ManifestMTime = r.i64(), r.i64()
+	st.Select, st.Catalog.N, st.Catalog.Epoch = r.u64(), r.i64(), r.str()
+	if r.bad || pages > 1<<32 || snaps > 1<<32 {
+		return nil, false
 	}
-	st := &state{Key: hdr[0], Manifest: hdr[1], Total: hdr[4],
-		ManifestSize: int64(hdr[5]), ManifestMTime: int64(hdr[6]), Snaps: make(map[uint64]snapState, hdr[3])}
-	st.Pages = make([]uint64, hdr[2])
-	if err := binary.Read(r, binary.LittleEndian, st.Pages); err != nil {
-		return nil, err
+	st.Pages = make([]uint64, pages)
+	for i := range st.Pages {
+		st.Pages[i] = r.u64()
 	}
-	for range hdr[3] {
-		var rec stateRec
-		if err := binary.Read(r, binary.LittleEndian, &rec); err != nil {
-			return nil, err
+	st.Snaps = make(map[uint64]snapState, snaps)
+	for range snaps {
+		ss := snapState{FP: r.u64(), Own: r.u64(), URL: r.u64(), Sig: r.u64(), Off: r.i64(), Len: r.i64(),
+			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
+		ss.Dir = r.str()
+		if r.bad {
+			return nil, false
 		}
-		dir := make([]byte, rec.N)
-		if _, err := io.ReadFull(r, dir); err != nil {
-			return nil, err
-		}
-		st.Snaps[hashString(string(dir))] = snapState{Dir: string(dir), FP: rec.FP, Own: rec.Own,
-			URL: rec.URL, Sig: rec.Sig, Off: rec.Off, Len: rec.Len, Files: rec.Files, Bytes: rec.Bytes, Archived: rec.Archived}
+		st.Snaps[hashString(ss.Dir)] = ss
 	}
-	return st, nil
+	return st, !r.bad && len(r.b) == 0
 }
 
 func (st *state) write(path string) error {
 	return archive.WriteFileWith(path, 0o644, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		bw.WriteString(stateMagic)
-		hdr := [7]uint64{st.Key, st.Manifest, uint64(len(st.Pages)), uint64(len(st.Snaps)), st.Total,
-			uint64(st.ManifestSize), uint64(st.ManifestMTime)}
-		binary.Write(bw, binary.LittleEndian, hdr)
-		binary.Write(bw, binary.LittleEndian, st.Pages)
-		for _, s := range st.Snaps {
-			rec := stateRec{uint16(len(s.Dir)), s.FP, s.Own, s.URL, s.Sig, s.Off, s.Len, s.Files, s.Bytes, s.Archived}
-			binary.Write(bw, binary.LittleEndian, rec)
-			bw.WriteString(s.Dir)
+		le := binary.LittleEndian
+		b := make([]byte, 0, 1<<16)
+		b = append(b, stateMagic...)
+		b = le.AppendUint64(b, st.Key)
+		b = le.AppendUint64(b, st.Total)
+		b = le.AppendUint64(b, uint64(len(st.Pages)))
+		b = le.AppendUint64(b, uint64(len(st.Snaps)))
+		b = le.AppendUint64(b, uint64(st.ManifestSize))
+		b = le.AppendUint64(b, uint64(st.ManifestMTime))
+		b = le.AppendUint64(b, st.Select)
+		b = le.AppendUint64(b, uint64(st.Catalog.N))
+		b = appendStateString(b, st.Catalog.Epoch)
+		for _, p := range st.Pages {
+			b = le.AppendUint64(b, p)
 		}
-		return bw.Flush()
+		for _, s := range st.Snaps {
+			for _, v := range [...]uint64{s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len),
+				uint64(s.Files), uint64(s.Bytes), uint64(s.Sort)} {
+				b = le.AppendUint64(b, v)
+			}
+			b = le.AppendUint32(b, s.Page)
+			archived := byte(0)
+			if s.Archived {
+				archived = 1
+			}
+			b = append(b, archived)
+			b = appendStateString(b, s.Dir)
+			if len(b) > 1<<16-512 {
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+				b = b[:0]
+			}
+		}
+		_, err := w.Write(b)
+		return err
 	})
 }
 
-// stateRec is one snapshot's fixed-size part in the state file, followed
-// by its folder name.
-type stateRec struct {
-	N                 uint16
-	FP, Own, URL, Sig uint64
-	Off, Len          int64
-	Files, Bytes      int64
-	Archived          bool
+// appendStateString appends a string of at most 65535 bytes (longer ones
+// are cut: a folder name that long cannot exist) with its length.
+func appendStateString(b []byte, s string) []byte {
+	if len(s) > 1<<16-1 {
+		s = s[:1<<16-1]
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
 }
 
 // hasher builds 64-bit fingerprints.

@@ -2,9 +2,11 @@ package layout_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -365,6 +367,31 @@ func TestJoinNoSymlinks(t *testing.T) {
 		got, err := layout.JoinNoSymlinks(root, rel)
 		if err != nil || got != filepath.Join(root, filepath.FromSlash(rel)) {
 			t.Errorf("JoinNoSymlinks(%q) = %q, %v", rel, got, err)
+		}
+	}
+	// StatNoSymlinks refuses the same paths and says what the others name.
+	if err := os.WriteFile(filepath.Join(root, "snap", "sub", "file"), []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"snap/abs-out/secret", "snap/chain/secret", "snap/loop/x"} {
+		if _, _, err := layout.StatNoSymlinks(root, rel); !errors.Is(err, layout.ErrUnsafePath) {
+			t.Errorf("StatNoSymlinks(%q): %v, want ErrUnsafePath", rel, err)
+		}
+	}
+	for rel, size := range map[string]int64{"snap/in/file": 5, "snap/abs-in/file": 5, "snap/sub/file": 5, "snap/sub/./file": 5, "snap/upin/snap/sub/file": 5} {
+		got, fi, err := layout.StatNoSymlinks(root, rel)
+		if err != nil || got != filepath.Join(root, filepath.FromSlash(rel)) || !fi.Mode().IsRegular() || fi.Size() != size {
+			t.Errorf("StatNoSymlinks(%q) = %q, %v, %v", rel, got, fi, err)
+		}
+	}
+	for _, rel := range []string{"snap/in", "snap/upin", "snap/upin/snap"} {
+		if _, fi, err := layout.StatNoSymlinks(root, rel); err != nil || !fi.IsDir() {
+			t.Errorf("StatNoSymlinks(%q): %v, %v, want a folder", rel, fi, err)
+		}
+	}
+	for _, rel := range []string{"snap/missing/deeper", "snap/in/none", "snap/sub/file/x"} {
+		if _, _, err := layout.StatNoSymlinks(root, rel); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			t.Errorf("StatNoSymlinks(%q): %v, want a missing file", rel, err)
 		}
 	}
 	// Plain Join does not look at the disk.

@@ -146,15 +146,46 @@ const maxLinks = 40
 // pass an absolute root. The check is not atomic with the later use: it
 // guards against data, not against a concurrent attacker on the same disk.
 func JoinNoSymlinks(root, rel string) (string, error) {
+	p, _, err := walkNoSymlinks(root, rel)
+	if err != nil && p != "" {
+		return p, nil // a missing component ends the walk
+	}
+	return p, err
+}
+
+// StatNoSymlinks is JoinNoSymlinks that also returns what the path names,
+// from the walk's own lstat calls, without another stat: the FileInfo of
+// the file or folder at the end of any symlinks, or an error wrapping
+// fs.ErrNotExist when a component does not exist.
+func StatNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
+	p, fi, err := walkNoSymlinks(root, rel)
+	if err != nil {
+		return "", nil, err
+	}
+	if fi == nil {
+		// The walk ended on ".." or on root itself: ask once more.
+		if fi, err = os.Stat(p); err != nil {
+			return "", nil, fmt.Errorf("join %q: %w", rel, err)
+		}
+	}
+	return p, fi, err
+}
+
+// walkNoSymlinks checks rel below root as JoinNoSymlinks says and returns
+// the lexical join with the lstat of the last component walked when that
+// was the end of the path (else nil). A missing component is an error
+// wrapping fs.ErrNotExist returned with the join.
+func walkNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 	p, err := Join(root, rel)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	root = filepath.Clean(root)
-	fail := func(why string) (string, error) {
-		return "", fmt.Errorf("join %q: %s: %w", rel, why, ErrUnsafePath)
+	fail := func(why string) (string, fs.FileInfo, error) {
+		return "", nil, fmt.Errorf("join %q: %s: %w", rel, why, ErrUnsafePath)
 	}
 	cur := root // resolved, symlink-free, at or below root
+	var last fs.FileInfo
 	todo := strings.Split(filepath.ToSlash(rel), "/")
 	links := 0
 	for len(todo) > 0 {
@@ -167,28 +198,29 @@ func JoinNoSymlinks(root, rel string) (string, error) {
 			if cur == root {
 				return fail("symlink leads outside root")
 			}
-			cur = filepath.Dir(cur)
+			cur, last = filepath.Dir(cur), nil
 			continue
 		}
 		next := filepath.Join(cur, e)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil
+			return p, nil, fmt.Errorf("join %q: %w", rel, err)
 		}
 		if err != nil {
-			return "", fmt.Errorf("join %q: %w", rel, err)
+			return "", nil, fmt.Errorf("join %q: %w", rel, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
+			cur, last = next, fi
 			continue
 		}
+		last = nil
 		links++
 		if links > maxLinks {
 			return fail("too many symlinks")
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", fmt.Errorf("join %q: %w", rel, err)
+			return "", nil, fmt.Errorf("join %q: %w", rel, err)
 		}
 		if target == "" {
 			return fail("empty symlink")
@@ -204,5 +236,5 @@ func JoinNoSymlinks(root, rel string) (string, error) {
 		}
 		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
 	}
-	return p, nil
+	return p, last, nil
 }

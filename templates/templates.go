@@ -35,6 +35,9 @@ type Set struct {
 	// Version changes whenever any template or asset byte changes; the
 	// export's incremental state records it.
 	Version string
+	// Builtin is set when both page templates are the embedded ones (no
+	// override), which the export may then render without html/template.
+	Builtin bool
 }
 
 // Asset returns the content of a file named in Assets.
@@ -56,10 +59,12 @@ func Names() []string {
 // Load parses the embedded templates. When overrideDir is not empty, a
 // file of the same name in that folder replaces the embedded one.
 func Load(overrideDir string, funcs template.FuncMap) (*Set, error) {
+	overridden := map[string]bool{}
 	read := func(name string) ([]byte, error) {
 		if overrideDir != "" {
 			b, err := os.ReadFile(overrideDir + string(os.PathSeparator) + name)
 			if err == nil {
+				overridden[name] = true
 				return b, nil
 			}
 			if !errors.Is(err, fs.ErrNotExist) {
@@ -100,5 +105,6 @@ func Load(overrideDir string, funcs template.FuncMap) (*Set, error) {
 		s.assets[name] = b
 	}
 	s.Version = hex.EncodeToString(h.Sum(nil))[:16]
+	s.Builtin = !overridden[Root] && !overridden[Snapshot]
 	return s, nil
 }

@@ -67,6 +67,15 @@ func TestOverride(t *testing.T) {
 	if s.Version == base.Version {
 		t.Errorf("version did not change with an override")
 	}
+	if !base.Builtin || !s.Builtin {
+		t.Errorf("embedded page templates not marked built in: %v, %v with only an asset overridden", base.Builtin, s.Builtin)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.html"), []byte("<p>{{.Title}}</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Load(dir, noFuncs); err != nil || s.Builtin {
+		t.Errorf("an overridden snapshot.html is marked built in (%v)", err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "root.html"), []byte("{{.Broken"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,10 @@
 // shape for streaming, the stat of the index file for incremental
 // reindexes, and counts of its ArchiveResult records), tags (name,
 // snapshot), problems (folders that could not be cataloged, with the
-// stat they had) and meta (built and updated times). ArchiveResult
-// records themselves are not copied: they are most of the bytes of every
+// stat they had), folders (listings of date folders), removed
+// (folders whose rows were dropped, by generation: the change feed's
+// tombstones) and meta (built and updated times, the generation).
+// ArchiveResult records themselves are not copied: they are most of the bytes of every
 // index.jsonl, and Each reads them from the tree when asked.
 package catalog
 
@@ -34,7 +36,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the
 // schema or the meaning of a column changes: every older catalog is then
 // rebuilt from the tree.
-const schemaVersion = 2
+const schemaVersion = 4
 
 // Layouts of snapshot folders.
 const (
@@ -82,9 +84,28 @@ var schema = []string{
 		num_results    INTEGER NOT NULL,
 		num_outputs    INTEGER NOT NULL,
 		num_failures   INTEGER NOT NULL,
-		record         TEXT NOT NULL
+		record         TEXT NOT NULL,
+		-- The generation of the reindex that last wrote the row: the
+		-- change feed (Changed) reads the rows of later generations.
+		gen            INTEGER NOT NULL
 	)`,
 	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
+	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
+	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
+	// The listings of date folders and their domain folders, so that a
+	// reindex lists only the folders whose stamp changed (see listing in
+	// walk.go).
+	`CREATE TABLE folders (
+		dir     TEXT PRIMARY KEY,
+		stamp   TEXT NOT NULL,
+		domains BLOB NOT NULL
+	) WITHOUT ROWID`,
+	// Tombstones of the change feed: a folder whose row a reindex
+	// dropped, with that reindex's generation.
+	`CREATE TABLE removed (
+		dir TEXT PRIMARY KEY,
+		gen INTEGER NOT NULL
+	) WITHOUT ROWID`,
 	`CREATE TABLE tags (
 		name TEXT NOT NULL,
 		snap INTEGER NOT NULL,
@@ -281,16 +302,25 @@ func (c *Catalog) Close() error {
 const (
 	metaBuilt   = "built_at"
 	metaUpdated = "updated_at"
+	metaGen     = "generation"
 )
 
-func (c *Catalog) meta(ctx context.Context, key string) (time.Time, error) {
+func (c *Catalog) metaString(ctx context.Context, key string) (string, error) {
 	var s string
 	err := c.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, nil
+		return "", nil
 	}
 	if err != nil {
-		return time.Time{}, fmt.Errorf("read catalog %s: %w", c.path, err)
+		return "", fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	return s, nil
+}
+
+func (c *Catalog) meta(ctx context.Context, key string) (time.Time, error) {
+	s, err := c.metaString(ctx, key)
+	if err != nil || s == "" {
+		return time.Time{}, err
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {

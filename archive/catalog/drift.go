@@ -38,7 +38,12 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 	if err != nil {
 		return d, err
 	}
-	w := &walker{root: c.coll.Dir, workers: workers, known: knownRows}
+	listings, err := c.loadListings(ctx)
+	if err != nil {
+		return d, err
+	}
+	// Drift only reads: it trusts the catalog's listings, keeps no new one.
+	w := &walker{root: c.coll.Dir, workers: workers, known: knownRows, listings: listings}
 	folders := make(chan folder, 512)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

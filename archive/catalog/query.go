@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -50,15 +51,19 @@ const (
 // Query selects and orders snapshots. The zero Query selects everything,
 // newest first.
 type Query struct {
-	Patterns    []string // any may match; none means all
-	FilterType  string   // how Patterns match; default FilterSubstring
-	Tags        []string // every one must be present
-	Status      string   // snapshot status (queued, started, sealed, paused)
-	Before      time.Time
-	After       time.Time // compared with bookmarked_at (else the timestamp), exclusive
-	Sort        string    // a SortFields name, "-" prefix for descending; default newest first
-	Limit       int       // 0 means all
-	WithResults bool      // fill Entry.Results
+	Patterns   []string // any may match; none means all
+	FilterType string   // how Patterns match; default FilterSubstring
+	Tags       []string // every one must be present
+	Status     string   // snapshot status (queued, started, sealed, paused)
+	Before     time.Time
+	After      time.Time // compared with bookmarked_at (else the timestamp), exclusive
+	// Dirs, when not nil, restricts the selection to these snapshot
+	// folders (an empty list selects nothing): with Changed, the rows a
+	// change feed names.
+	Dirs        []string
+	Sort        string // a SortFields name, "-" prefix for descending; default newest first
+	Limit       int    // 0 means all
+	WithResults bool   // fill Entry.Results
 	// RecordOnly fills only Dir, Layout, User, IndexFile, Record,
 	// NumOutputs, NumFailures and Snapshot.URL: the fast path for
 	// streaming records.
@@ -157,6 +162,14 @@ func (q Query) compile() (*compiled, error) {
 	for _, t := range q.Tags {
 		c.where = append(c.where, `EXISTS (SELECT 1 FROM tags t WHERE t.name = ? AND t.snap = s.rowid)`)
 		c.args = append(c.args, strings.TrimSpace(t))
+	}
+	if q.Dirs != nil {
+		list, err := json.Marshal(q.Dirs)
+		if err != nil {
+			return nil, fmt.Errorf("%w: folders: %v", ErrQuery, err)
+		}
+		c.where = append(c.where, `s.dir IN (SELECT value FROM json_each(?))`)
+		c.args = append(c.args, string(list))
 	}
 	if q.Status != "" {
 		c.where = append(c.where, `s.status = ?`)

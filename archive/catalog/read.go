@@ -162,7 +162,7 @@ func readFolder(root string, f folder, keepResults bool) entryRow {
 		r.stamp = statStamp(abs, f.layout, r.indexFile)
 	}
 	r.record = encodeSnapshot(snap)
-	r.sortTime = sortTime(snap)
+	r.sortTime = SortTime(snap)
 	r.legacyResults = results
 	for _, res := range results {
 		r.count(res.Status)
@@ -307,9 +307,10 @@ func appendPyTime(b []byte, t time.Time) []byte {
 	return archive.AppendPyString(b, archive.IsoTime(t))
 }
 
-// sortTime is the instant a snapshot sorts and filters by: bookmarked_at,
-// else its timestamp, else created_at, in microseconds.
-func sortTime(s archive.Snapshot) int64 {
+// SortTime is the instant a snapshot sorts and filters by (the
+// "bookmarked_at" sort, Before, After): bookmarked_at, else its
+// timestamp, else created_at, in microseconds.
+func SortTime(s archive.Snapshot) int64 {
 	if !s.BookmarkedAt.IsZero() {
 		return s.BookmarkedAt.UnixMicro()
 	}

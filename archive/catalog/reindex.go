@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,6 +62,11 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 2000
 	}
+	prevGen, err := c.generation(ctx)
+	if err != nil {
+		return stats, err
+	}
+	gen := prevGen + 1 // of every row this reindex writes or drops
 	report := opts.OnProblem
 	if report == nil {
 		report = func(p Problem) { opts.Printer.Warnf("%s", p.Error()) }
@@ -72,7 +78,11 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
-	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, ready: make(chan struct{})}
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, ready: make(chan struct{}),
+		trustBefore: opts.Now().Add(-listingAge).UnixNano()}
+	if w.listings, err = c.loadListings(ctx); err != nil {
+		return stats, err
+	}
 	folders := make(chan folder, 256)
 	rows := make(chan entryRow, 64)
 
@@ -115,11 +125,11 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		return readers.Wait()
 	})
 	g.Go(func() error {
-		return c.write(gctx, rows, opts, &stats, problem, func(done int) {
+		return c.write(gctx, rows, gen, opts, &stats, problem, func(done int) {
 			opts.Printer.Progress("reindex", w.scanned.Load(), 0)
 		})
 	})
-	err := g.Wait()
+	err = g.Wait()
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -137,7 +147,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	// Rows whose folder the walk did not see are gone, unless they lie
 	// below a folder the walk could not list.
 	var gone []int64
-	var goneBad []string
+	var goneDirs, goneBad []string
 	knownRows := w.known
 	fresh := len(knownRows) == 0
 	for dir, k := range knownRows {
@@ -145,21 +155,31 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		case k.seen || w.hidden(dir):
 		case k.rowid != 0:
 			gone = append(gone, k.rowid)
+			goneDirs = append(goneDirs, dir)
 		default:
 			goneBad = append(goneBad, dir)
 		}
 	}
-	if err := c.deleteRows(ctx, gone, goneBad, opts.BatchSize); err != nil {
+	if err := c.deleteRows(ctx, gone, goneDirs, goneBad, gen, opts.BatchSize); err != nil {
+		return stats, err
+	}
+	if err := c.saveListings(ctx, w, opts.BatchSize); err != nil {
 		return stats, err
 	}
 	stats.Removed += len(gone)
 
 	now := opts.Now().UTC().Format(time.RFC3339Nano)
 	meta := map[string]string{metaUpdated: now}
-	if opts.Full || fresh {
-		meta[metaBuilt] = now
+	if stats.Added+stats.Updated+stats.Removed > 0 {
+		meta[metaGen] = strconv.FormatInt(gen, 10)
 	}
-	if err := c.setMeta(ctx, meta); err != nil {
+	var clear []string
+	if opts.Full || fresh {
+		// A new epoch: the change feed's older tombstones mean nothing.
+		meta[metaBuilt] = now
+		clear = append(clear, `DELETE FROM removed WHERE gen < `+strconv.FormatInt(gen, 10))
+	}
+	if err := c.setMeta(ctx, meta, clear...); err != nil {
 		return stats, err
 	}
 	opts.Printer.Progress("reindex", int64(stats.Scanned), int64(stats.Scanned))
@@ -236,9 +256,9 @@ const (
 	insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
 	index_mtime, stamp, id, crawl_id, url, title, tags, timestamp, bookmarked_at, created_at,
 	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_results,
-	num_outputs, num_failures, record) VALUES `
-	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	snapshotCols  = 27
+	num_outputs, num_failures, record, gen) VALUES `
+	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	snapshotCols  = 28
 	insertTag     = `INSERT OR IGNORE INTO tags (name, snap) VALUES `
 	tagRow        = `(?,?)`
 	rowsPerInsert = 32 // rows per multi-row INSERT: fewer statements to run
@@ -256,16 +276,18 @@ type writer struct {
 	insSnapN, insTagN      *sql.Stmt // rowsPerInsert rows
 	delSnap, delTag        *sql.Stmt
 	insProblem, delProblem *sql.Stmt
+	insRemoved             *sql.Stmt
 
+	gen               int64 // of the rows this transaction writes
 	snapArgs, tagArgs []any
 }
 
-func (c *Catalog) begin(ctx context.Context) (*writer, error) {
+func (c *Catalog) begin(ctx context.Context, gen int64) (*writer, error) {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{tx: tx}
+	w := &writer{tx: tx, gen: gen}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -278,6 +300,7 @@ func (c *Catalog) begin(ctx context.Context) (*writer, error) {
 		{&w.delTag, `DELETE FROM tags WHERE snap = ?`},
 		{&w.insProblem, `INSERT OR REPLACE INTO problems (dir, stamp, problems) VALUES (?,?,?)`},
 		{&w.delProblem, `DELETE FROM problems WHERE dir = ?`},
+		{&w.insRemoved, `INSERT OR REPLACE INTO removed (dir, gen) VALUES (?,?)`},
 	} {
 		if *p.stmt, err = tx.PrepareContext(ctx, p.sql); err != nil {
 			tx.Rollback()
@@ -296,13 +319,24 @@ func (w *writer) delete(ctx context.Context, rowid int64) error {
 	return nil
 }
 
+// drop deletes the row of dir for good, leaving a tombstone for the
+// change feed (a row that is written again is not dropped: it comes back
+// with the new generation).
+func (w *writer) drop(ctx context.Context, rowid int64, dir string) error {
+	if err := w.delete(ctx, rowid); err != nil {
+		return err
+	}
+	_, err := w.insRemoved.ExecContext(ctx, dir, w.gen)
+	return err
+}
+
 // insert queues r for insertion with the given rowid.
 func (w *writer) insert(ctx context.Context, r *entryRow, rowid int64) error {
 	s := &r.snap
 	w.snapArgs = append(w.snapArgs, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
 		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, archive.TagString(s.Tags), s.Timestamp,
 		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
-		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record)
+		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record, w.gen)
 	for _, t := range s.Tags {
 		w.tagArgs = append(w.tagArgs, t, rowid)
 	}
@@ -340,7 +374,7 @@ func (w *writer) flush(ctx context.Context, all bool) error {
 
 // write is the one goroutine that writes: it takes read folders from rows
 // and commits them in batches of opts.BatchSize folders per transaction.
-func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, opts ReindexOptions, stats *ReindexStats, problem func(Problem), progress func(int)) (err error) {
+func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, gen int64, opts ReindexOptions, stats *ReindexStats, problem func(Problem), progress func(int)) (err error) {
 	var (
 		w *writer
 		n int
@@ -376,14 +410,17 @@ func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, opts ReindexO
 			return err
 		}
 		if w == nil {
-			if w, err = c.begin(ctx); err != nil {
+			if w, err = c.begin(ctx, gen); err != nil {
 				return err
 			}
 		}
 		if k := r.known; k != nil {
-			if k.rowid != 0 {
-				err = w.delete(ctx, k.rowid)
-			} else {
+			switch {
+			case k.rowid != 0 && !r.ok:
+				err = w.drop(ctx, k.rowid, r.dir)
+			case k.rowid != 0:
+				err = w.delete(ctx, k.rowid) // and written again below
+			default:
 				_, err = w.delProblem.ExecContext(ctx, r.dir)
 			}
 			if err != nil {
@@ -428,9 +465,11 @@ func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, opts ReindexO
 	return commit()
 }
 
-func (c *Catalog) deleteRows(ctx context.Context, ids []int64, bad []string, batch int) error {
+// deleteRows drops the rows ids of the folders dirs (tombstones at
+// generation gen) and the problems of the folders bad.
+func (c *Catalog) deleteRows(ctx context.Context, ids []int64, dirs, bad []string, gen int64, batch int) error {
 	if len(bad) > 0 {
-		w, err := c.begin(ctx)
+		w, err := c.begin(ctx, gen)
 		if err != nil {
 			return fmt.Errorf("write catalog %s: %w", c.path, err)
 		}
@@ -449,12 +488,12 @@ func (c *Catalog) deleteRows(ctx context.Context, ids []int64, bad []string, bat
 			return err
 		}
 		n := min(len(ids), batch)
-		w, err := c.begin(ctx)
+		w, err := c.begin(ctx, gen)
 		if err != nil {
 			return fmt.Errorf("write catalog %s: %w", c.path, err)
 		}
-		for _, id := range ids[:n] {
-			if err := w.delete(ctx, id); err != nil {
+		for i, id := range ids[:n] {
+			if err := w.drop(ctx, id, dirs[i]); err != nil {
 				w.tx.Rollback()
 				return fmt.Errorf("write catalog %s: %w", c.path, err)
 			}
@@ -462,17 +501,24 @@ func (c *Catalog) deleteRows(ctx context.Context, ids []int64, bad []string, bat
 		if err := w.tx.Commit(); err != nil {
 			return fmt.Errorf("write catalog %s: %w", c.path, err)
 		}
-		ids = ids[n:]
+		ids, dirs = ids[n:], dirs[n:]
 	}
 	return nil
 }
 
-func (c *Catalog) setMeta(ctx context.Context, kv map[string]string) error {
+// setMeta sets meta keys, running the statements also in the same
+// transaction.
+func (c *Catalog) setMeta(ctx context.Context, kv map[string]string, also ...string) error {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write catalog %s: %w", c.path, err)
 	}
 	defer tx.Rollback()
+	for _, stmt := range also {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("write catalog %s: %w", c.path, err)
+		}
+	}
 	for k, v := range kv {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
 			return fmt.Errorf("write catalog %s: %w", c.path, err)

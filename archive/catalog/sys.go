@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"folio/archive"
 )
 
 // A reindex makes one directory listing per folder above the snapshot
@@ -33,6 +35,16 @@ func listDir(path string, buf []byte) ([]dirent, error) {
 // openDir opens a directory, never through a symlink.
 func openDir(path string) (int, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, errnoErr(err)
+	}
+	return fd, nil
+}
+
+// openDirAt opens the directory name below the open directory dirfd,
+// never through a symlink.
+func openDirAt(dirfd int, name string) (int, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return -1, errnoErr(err)
 	}
@@ -121,23 +133,11 @@ func readIndexFile(path string) (fileStat, []byte, error) {
 		return fileStat{}, nil, ErrNotRegular
 	}
 	fst := fileStat{size: st.Size, mtime: st.Mtim.Nano(), ino: st.Ino}
-	data := make([]byte, 0, st.Size+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileStat{}, nil, errnoErr(err)
-		}
-		if n == 0 {
-			return fst, data, nil
-		}
-		data = data[:len(data)+n]
+	data, err := archive.ReadFd(fd, st.Size)
+	if err != nil {
+		return fileStat{}, nil, errnoErr(err)
 	}
+	return fst, data, nil
 }
 
 // stamp encodes the stat as statStamp does for one file.

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -55,9 +57,49 @@ type walker struct {
 	unchanged  atomic.Int64
 	unreadable atomic.Int64 // unchanged folders that could not be cataloged before
 
+	// listings are the catalog's listings of date folders; those
+	// listed again whose ctime is before trustBefore (ns) are kept in
+	// listed, those whose listing still holds in trusted.
+	listings    map[string]listing
+	trustBefore int64
+
 	mu       sync.Mutex
 	blind    []string // folders that could not be listed: rows below them are kept
 	problems []Problem
+	listed   []listingRow
+	trusted  []string
+}
+
+// listing is what the catalog remembers of a date folder of the current
+// layout: its stamp (inode and ctime) when it was listed and, for each of
+// its domain folders, the domain folder's stamp and the snapshot folders
+// it held (see domainFolder). Any entry created, removed or renamed in the
+// folder, and any change of its times or mode, sets its ctime to the
+// current time, which no one can set back (unlike the mtime, which cp -a
+// and rsync -a restore): while the stamp is the same, so is the listing.
+// A listing is kept only for a folder whose ctime was already some
+// seconds old when it was listed, so a change in the same clock tick as
+// the listing cannot go unseen.
+type listing struct {
+	stamp   string
+	domains string
+}
+
+type listingRow struct {
+	dir string
+	listing
+}
+
+// listingAge is how old a folder's ctime must be for its listing to be
+// kept: more than the coarsest timestamp granularity of the filesystems
+// folio runs on.
+const listingAge = 2 * time.Second
+
+// folderStamp encodes a folder's inode and ctime.
+func folderStamp(st *unix.Stat_t) string {
+	b := strconv.AppendUint(nil, st.Ino, 10)
+	b = append(b, ':')
+	return string(strconv.AppendInt(b, st.Ctim.Nano(), 10))
 }
 
 // walk sends every snapshot folder that is new or whose index changed to
@@ -145,6 +187,9 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 	add(legacy)
 
 	// Current layout: archive/users/<user>/snapshots/<date>/<domain>/<id>.
+	// A date or domain folder whose stamp is the one the catalog listed
+	// it with holds the folders it held then (see listing); the others
+	// are listed.
 	users, _ := w.readDir(ctx, archive.UsersDir, buf)
 	for _, u := range w.dirs(archive.UsersDir, users) {
 		snaps := archive.UsersDir + "/" + u + "/snapshots"
@@ -158,21 +203,13 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 				return nil, err
 			}
 			g.Go(func() error {
-				buf := make([]byte, 32<<10)
-				var mine []folder
-				domains, _ := w.readDir(ctx, dateDir, buf)
-				for _, dom := range w.dirs(dateDir, domains) {
-					domDir := dateDir + "/" + dom
-					fd, ids, ok := w.openDir(ctx, domDir, buf)
-					if !ok {
-						continue
-					}
-					for _, id := range w.dirs(domDir, ids) {
-						mine = append(mine, folder{dir: domDir + "/" + id, layout: LayoutCurrent, user: u, name: id,
-							pre: stampAt(fd, id+"/"+archive.IndexFile)})
-					}
-					unix.Close(fd)
+				fd, err := openDir(w.abs(dateDir))
+				if err != nil {
+					w.unlisted(dateDir, err)
+					return nil
 				}
+				defer unix.Close(fd)
+				mine := w.dateFolder(ctx, fd, dateDir, u, make([]byte, 32<<10))
 				add(mine)
 				return ctx.Err()
 			})
@@ -199,50 +236,131 @@ func (w *walker) dirs(rel string, entries []dirent) []string {
 
 func (w *walker) abs(rel string) string { return w.root + "/" + rel }
 
-// readDir lists a folder relative to the data dir. A folder that does not
-// exist is empty; one that cannot be listed is a Problem, and the catalog
-// keeps its rows below it rather than dropping what it cannot see.
+// readDir lists a folder relative to the data dir (see unlisted for one
+// that cannot be listed).
 func (w *walker) readDir(ctx context.Context, rel string, buf []byte) ([]dirent, bool) {
 	if ctx.Err() != nil {
 		return nil, false
 	}
 	entries, err := listDir(w.abs(rel), buf)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false
-		}
-		w.mu.Lock()
-		w.blind = append(w.blind, rel)
-		w.problems = append(w.problems, Problem{Path: rel, Err: err})
-		w.mu.Unlock()
+		w.unlisted(rel, err)
 		return nil, false
 	}
 	return entries, true
 }
 
-// openDir is readDir that also returns the open folder, for stats
-// relative to it; the caller closes it.
-func (w *walker) openDir(ctx context.Context, rel string, buf []byte) (int, []dirent, bool) {
-	if ctx.Err() != nil {
-		return -1, nil, false
+// unlisted records a folder that could not be listed: a Problem, and the
+// catalog keeps its rows below it rather than dropping what it cannot
+// see. A folder that does not exist is just empty.
+func (w *walker) unlisted(rel string, err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return
 	}
-	fd, err := openDir(w.abs(rel))
-	var entries []dirent
-	if err == nil {
-		if entries, err = listDirFd(fd, buf); err != nil {
-			unix.Close(fd)
+	w.mu.Lock()
+	w.blind = append(w.blind, rel)
+	w.problems = append(w.problems, Problem{Path: rel, Err: err})
+	w.mu.Unlock()
+}
+
+// dateFolder returns the snapshot folders below the date folder rel,
+// open as fd. It trusts the catalog's listing of the date folder and of
+// each of its domain folders while their stamps have not changed, lists
+// the others, and keeps the new listing for the next walk.
+func (w *walker) dateFolder(ctx context.Context, fd int, rel, user string, buf []byte) []folder {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		w.unlisted(rel, errnoErr(err))
+		return nil
+	}
+	stamp := folderStamp(&st)
+	old, held := w.listings[rel]
+	held = held && !w.force && old.stamp == stamp
+	var found []folder
+	var rec []byte
+	if held {
+		for line := range strings.SplitSeq(old.domains, "\x00") {
+			if line == "" {
+				continue
+			}
+			name, rest, _ := strings.Cut(line, "/")
+			domStamp, ids, _ := strings.Cut(rest, "/")
+			var ok bool
+			if found, rec, ok = w.domainFolder(fd, rel, user, name, domStamp, ids, found, rec, buf); !ok {
+				held = false
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+		}
+	} else {
+		entries, err := listDirFd(fd, buf)
+		if err != nil {
+			w.unlisted(rel, err)
+			return nil
+		}
+		for _, name := range w.dirs(rel, entries) {
+			found, rec, _ = w.domainFolder(fd, rel, user, name, "", "", found, rec, buf)
+			if ctx.Err() != nil {
+				return nil
+			}
 		}
 	}
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			w.mu.Lock()
-			w.blind = append(w.blind, rel)
-			w.problems = append(w.problems, Problem{Path: rel, Err: err})
-			w.mu.Unlock()
-		}
-		return -1, nil, false
+	w.mu.Lock()
+	switch {
+	case held:
+		w.trusted = append(w.trusted, rel)
+	case st.Ctim.Nano() < w.trustBefore:
+		w.listed = append(w.listed, listingRow{rel, listing{stamp, string(bytes.TrimSuffix(rec, []byte{0}))}})
 	}
-	return fd, entries, true
+	w.mu.Unlock()
+	return found
+}
+
+// domainFolder appends the snapshot folders of the domain folder name,
+// below the date folder dateRel open as fd, to found, and its line of
+// the date folder's listing to rec: name/stamp/id/id... and a NUL (no
+// folder name holds "/" or NUL). The previous listing, oldStamp and ids,
+// is used when the stamp is the same (held); else the folder is listed,
+// and its stamp left out of the line when it changed too recently.
+func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string, found []folder, rec, buf []byte) ([]folder, []byte, bool) {
+	rel := dateRel + "/" + name
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		w.unlisted(rel, errnoErr(err))
+		return found, rec, false
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return found, rec, false
+	}
+	stamp := folderStamp(&st)
+	held := oldStamp != "" && stamp == oldStamp
+	if !held {
+		dfd, err := openDirAt(fd, name)
+		if err != nil {
+			w.unlisted(rel, err)
+			return found, rec, false
+		}
+		entries, err := listDirFd(dfd, buf)
+		unix.Close(dfd)
+		if err != nil {
+			w.unlisted(rel, err)
+			return found, rec, false
+		}
+		ids = strings.Join(w.dirs(rel, entries), "/")
+		if st.Ctim.Nano() >= w.trustBefore {
+			stamp = "" // listed again next time
+		}
+	}
+	rec = append(append(append(append(append(rec, name...), '/'), stamp...), '/'), ids...)
+	rec = append(rec, 0)
+	for id := range strings.SplitSeq(ids, "/") {
+		if id != "" {
+			found = append(found, folder{dir: rel + "/" + id, layout: LayoutCurrent, user: user, name: id,
+				pre: stampAt(fd, name+"/"+id+"/"+archive.IndexFile)})
+		}
+	}
+	return found, rec, held
 }
 
 func (w *walker) isRealDir(rel string) bool {

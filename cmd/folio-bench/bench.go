@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"folio/gen"
@@ -197,7 +197,7 @@ type Measure struct {
 	Wall      time.Duration // start to exit
 	FirstLine time.Duration // start to the first complete stdout line; 0 when there was none
 	CPU       time.Duration // user + system time of the process and its children
-	MaxRSS    int64         // peak resident set size in bytes (getrusage ru_maxrss)
+	MaxRSS    int64         // peak resident set size in bytes (the command's ru_maxrss, see measureArg)
 	Lines     int64         // stdout lines
 	Bytes     int64         // stdout bytes
 }
@@ -227,26 +227,48 @@ func (b *B) CatCmd(paths []string) *exec.Cmd {
 // discarded), and measures it. A command that fails is an error naming it
 // with the last line it wrote on stderr, e.g.
 // `folio reindex: unknown command "reindex" for "folio" (exit 2)`.
+//
+// The command is started by a fresh folio-bench process in measure mode
+// (see measureArg), so that its peak RSS is its own, not folio-bench's; its
+// times are taken there too, without that process's start-up.
 func (b *B) Run(cmd *exec.Cmd) (Measure, error) {
 	var m Measure
 	name := commandName(cmd)
-	stderr := &tail{max: 4096}
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
+	if cmd.Err != nil {
+		return m, fmt.Errorf("%s: %w", name, cmd.Err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return m, fmt.Errorf("%s: find folio-bench to measure with: %w", name, err)
+	}
+	h := exec.CommandContext(b.Ctx, self, append([]string{measureArg, cmd.Path}, cmd.Args[1:]...)...)
+	h.Env, h.Dir, h.Stdin = cmd.Env, cmd.Dir, cmd.Stdin
+	reportR, reportW, err := os.Pipe()
 	if err != nil {
 		return m, fmt.Errorf("%s: %w", name, err)
 	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	defer reportR.Close()
+	h.ExtraFiles = []*os.File{reportW} // measureFD in the helper
+	stderr := &tail{max: 4096}
+	h.Stderr = stderr
+	out, err := h.StdoutPipe()
+	if err != nil {
+		reportW.Close()
 		return m, fmt.Errorf("%s: %w", name, err)
 	}
+	err = h.Start()
+	reportW.Close()
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", name, err)
+	}
+	var firstLine int64
 	r := bufio.NewReaderSize(out, 1<<16)
 	for {
 		chunk, err := r.ReadSlice('\n')
 		m.Bytes += int64(len(chunk))
 		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
 			if m.Lines == 0 {
-				m.FirstLine = time.Since(start)
+				firstLine = monotonic()
 			}
 			m.Lines++
 		}
@@ -257,21 +279,32 @@ func (b *B) Run(cmd *exec.Cmd) (Measure, error) {
 			break
 		}
 	}
-	werr := cmd.Wait()
-	m.Wall = time.Since(start)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	werr := h.Wait()
+	if b.Ctx.Err() != nil {
+		return m, fmt.Errorf("%s: %w", name, b.Ctx.Err())
 	}
-	m.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if werr != nil {
-		if b.Ctx.Err() != nil {
-			return m, fmt.Errorf("%s: %w", name, b.Ctx.Err())
+	var rep childReport
+	if err := json.NewDecoder(reportR).Decode(&rep); err != nil {
+		if werr == nil {
+			werr = err
 		}
+		return m, fmt.Errorf("%s: no measurement from folio-bench %s: %v", name, measureArg, werr)
+	}
+	if rep.Err != "" {
+		return m, fmt.Errorf("%s: %s", name, rep.Err)
+	}
+	m.Wall = time.Duration(rep.End - rep.Start)
+	if firstLine > 0 {
+		m.FirstLine = time.Duration(firstLine - rep.Start)
+	}
+	m.CPU = time.Duration(rep.UserNS + rep.SysNS)
+	m.MaxRSS = rep.MaxRSSKB * 1024 // kilobytes on Linux
+	if rep.Exit != 0 {
 		msg := stderr.lastLine()
 		if msg == "" {
-			msg = werr.Error()
-		} else if code := cmd.ProcessState.ExitCode(); code > 0 {
-			msg = fmt.Sprintf("%s (exit %d)", msg, code)
+			msg = fmt.Sprintf("exit status %d", rep.Exit)
+		} else {
+			msg = fmt.Sprintf("%s (exit %d)", msg, rep.Exit)
 		}
 		return m, fmt.Errorf("%s: %s", name, msg)
 	}

@@ -9,12 +9,22 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"folio/gen"
 )
+
+// TestMain lets the test binary act as folio-bench's measuring helper,
+// which B.Run starts by re-executing itself.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == measureArg {
+		os.Exit(measureChild(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
 
 func newB(t *testing.T) *B {
 	return &B{Ctx: context.Background(), N: 5, Seed: 1, Runs: 3, Work: t.TempDir(), log: &bytes.Buffer{}, colls: map[string]*Collection{}}
@@ -35,6 +45,35 @@ func TestRunMeasuresACommand(t *testing.T) {
 	if m.MaxRSS <= 0 {
 		t.Fatalf("no peak RSS: %d", m.MaxRSS)
 	}
+}
+
+// TestPeakRSSIsTheCommands: on Linux a child's ru_maxrss starts at the
+// peak of the address space it was exec'd from, so a tiny command started
+// straight from a big folio-bench reported folio-bench's peak. Here the
+// test process holds 512 MB while measuring true (a few MB) and dd (which
+// fills a 256 MB buffer); each must report its own peak.
+func TestPeakRSSIsTheCommands(t *testing.T) {
+	const big = 512 << 20
+	held := make([]byte, big)
+	for i := 0; i < len(held); i += 4096 {
+		held[i] = 1
+	}
+	b := newB(t)
+	tiny, err := b.Run(exec.Command("true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiny.MaxRSS <= 0 || tiny.MaxRSS > 64<<20 {
+		t.Errorf("true: peak RSS %d MB, want a few MB (this process holds %d MB)", tiny.MaxRSS>>20, big>>20)
+	}
+	dd, err := b.Run(exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dd.MaxRSS < 256<<20 || dd.MaxRSS > 400<<20 {
+		t.Errorf("dd bs=256M: peak RSS %d MB, want about 256 MB", dd.MaxRSS>>20)
+	}
+	runtime.KeepAlive(held)
 }
 
 func TestRunNamesAFailingCommand(t *testing.T) {

@@ -20,7 +20,7 @@ HTTP, read-only: byte ranges, precompressed .gz siblings when the client accepts
 gzip, nosniff, folio's CSP on its own pages and a CSP sandbox on archived files.
 In a collection only the export's pages, site/ and archive/ are served; never
 .folio/, databases, config, sources/, logs/, dotfiles or directory listings.
-Ctrl-C stops the server.`,
+Ctrl-C stops the server; folio then exits 130 (interrupted), as every command does.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = e.dir()
@@ -32,11 +32,11 @@ Ctrl-C stops the server.`,
 				fmt.Fprintln(e.stdout, url)
 				p.Infof("serving %s at %s (Ctrl-C stops)", opts.Dir, url)
 			}
-			if err := export.Serve(cmd.Context(), opts, p); err != nil {
-				return err
+			err := export.Serve(cmd.Context(), opts, p)
+			if cmd.Context().Err() != nil {
+				p.Infof("stopped")
 			}
-			p.Infof("stopped")
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&opts.Addr, "addr", export.DefaultAddr, "address to listen on")

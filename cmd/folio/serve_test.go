@@ -99,8 +99,8 @@ func TestServeProcess(t *testing.T) {
 			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
 		}
 	}
-	if code := stop(); code != 0 {
-		t.Errorf("serve exit code after SIGINT: %d", code)
+	if code := stop(); code != 130 {
+		t.Errorf("serve exit code after SIGINT: %d, want 130 (interrupted)", code)
 	}
 }
 

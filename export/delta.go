@@ -1,0 +1,260 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive/catalog"
+)
+
+// maxDelta bounds the snapshots a re-export takes from the catalog's
+// change feed; past it, the passes stream the whole selection.
+const maxDelta = 1000
+
+// errNoDelta stops a look at the change feed that found a change only the
+// passes handle.
+var errNoDelta = errors.New("change needs the full passes")
+
+// changedSnap is a snapshot the catalog rewrote since the previous export,
+// with its state then and its new manifest record.
+type changedSnap struct {
+	it   item
+	prev snapState
+	rec  []byte
+}
+
+// selectionKey identifies what an export selects, so that a change feed
+// is only trusted for the same selection.
+func selectionKey(q catalog.Query) uint64 {
+	return hashString(fmt.Sprintf("%#v", q))
+}
+
+// delta re-exports from the catalog's change feed without streaming the
+// selection. It applies when every snapshot whose row changed since the
+// previous export was exported then, still is, keeps its place in the
+// list and is its URL's only capture, and when the previous export's root
+// pages and manifest are still there: it then writes the pages of those
+// snapshots, the root pages and shards that list them and the manifest
+// (the previous one with their records replaced), and reports true.
+// Otherwise it reports false having written nothing, and the passes run.
+func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
+	prev := s.prev
+	if prev == nil || prev.Select != s.next.Select || prev.ManifestSize <= 0 || len(prev.Snaps) != int(prev.Total) {
+		return false, nil
+	}
+	target := s.abs(ManifestFile)
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != prev.ManifestSize || fi.ModTime().UnixNano() != prev.ManifestMTime {
+		return false, nil
+	}
+	pages := max(1, (int(prev.Total)+s.opts.PageSize-1)/s.opts.PageSize)
+	if len(prev.Pages) != pages {
+		return false, nil
+	}
+	for n := 1; n <= pages; n++ {
+		if !exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n))) {
+			return false, nil
+		}
+	}
+	dirs, ok, err := s.cat.Changed(ctx, prev.Catalog)
+	if err != nil || !ok {
+		return false, err
+	}
+	touched := map[string]bool{}
+	for _, d := range dirs {
+		touched[d] = true
+	}
+	if len(touched) > maxDelta {
+		return false, nil
+	}
+	changed, err := s.changedSnaps(ctx, q, touched)
+	if errors.Is(err, errNoDelta) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+
+	// The URLs of the previous export, as pages fingerprint them.
+	s.groups = make(map[uint64]group, len(prev.Snaps))
+	for _, ss := range prev.Snaps {
+		g := s.groups[ss.URL]
+		g.n++
+		g.sig += ss.Sig
+		s.groups[ss.URL] = g
+	}
+	for _, c := range changed {
+		if s.groups[c.prev.URL].n > 1 {
+			return false, nil // other captures' pages show it: the passes handle that
+		}
+	}
+	// The root pages that list a changed snapshot, each with its
+	// snapshots in list order.
+	members := map[int][]string{}
+	for _, c := range changed {
+		members[int(c.prev.Page)] = nil
+	}
+	for _, ss := range prev.Snaps {
+		if list, ok := members[int(ss.Page)]; ok {
+			members[int(ss.Page)] = append(list, ss.Dir)
+		}
+	}
+	redo := map[int][]item{}
+	for n, list := range members {
+		items, err := s.pageItems(ctx, q, list)
+		if err != nil {
+			return false, err
+		}
+		if len(items) != len(list) {
+			return false, nil
+		}
+		redo[n] = items
+	}
+
+	// From here on the export is this one.
+	testEvent("delta")
+	s.total, s.pages = int(prev.Total), pages
+	s.next.Total = prev.Total
+	s.next.Pages = slices.Clone(prev.Pages)
+	s.next.Snaps = maps.Clone(prev.Snaps)
+	s.next.ManifestSize, s.next.ManifestMTime = prev.ManifestSize, prev.ManifestMTime
+	// The manifest is spliced while the pages are written.
+	var splice errgroup.Group
+	if len(changed) > 0 {
+		splice.Go(func() error { return s.spliceManifest(target, changed) })
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Workers)
+	kept := len(prev.Snaps)
+	for _, n := range slices.Sorted(maps.Keys(redo)) {
+		kept -= len(redo[n])
+		s.page(gctx, g, n, redo[n])
+	}
+	err = g.Wait()
+	if serr := splice.Wait(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return false, err
+	}
+	s.kept.Add(int64(kept))
+	s.rootKept.Add(int64(pages - len(redo)))
+	if len(changed) > 0 {
+		s.moveOffsets(changed)
+	}
+	s.p.Progress("export", int64(s.total), int64(s.total))
+	return true, nil
+}
+
+// changedSnaps reads the selected rows among touched and checks that
+// the passes are not needed for them (errNoDelta): each was exported
+// before, is still selected, keeps its place in the list and its URL.
+func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[string]bool) ([]changedSnap, error) {
+	q.Dirs = slices.Collect(maps.Keys(touched))
+	var out []changedSnap
+	selected := map[string]bool{}
+	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+		selected[e.Dir] = true
+		it := itemOf(e)
+		it.own, it.dh = ownFP(&it), hashString(it.Dir)
+		ps, ok := s.prev.Snaps[it.dh]
+		switch {
+		case !ok || ps.Sort != it.sort || ps.URL != hashString(it.Snapshot.URL):
+			return errNoDelta
+		case ps.Own == it.own:
+			return nil // written again as it was
+		}
+		it.archived = s.isArchived(&e, it.own, ps, true)
+		it.page = int(ps.Page)
+		out = append(out, changedSnap{it: it, prev: ps, rec: appendManifest(nil, recordOf(&e, it.archived))})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for d := range touched {
+		if _, ok := s.prev.Snaps[hashString(d)]; ok && !selected[d] {
+			return nil, errNoDelta // removed, or no longer selected
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].prev.Off < out[b].prev.Off })
+	return out, nil
+}
+
+// pageItems reads the snapshots of one root page, in list order.
+func (s *site) pageItems(ctx context.Context, q catalog.Query, dirs []string) ([]item, error) {
+	q.Dirs = dirs
+	var items []item
+	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+		it := itemOf(e)
+		it.own, it.dh = ownFP(&it), hashString(it.Dir)
+		ps, ok := s.prev.Snaps[it.dh]
+		it.archived = s.isArchived(&e, it.own, ps, ok)
+		it.fp = s.fingerprint(s.groups, &it)
+		items = append(items, it)
+		return nil
+	})
+	return items, err
+}
+
+// spliceManifest writes the root manifest again: the previous one, copied
+// in the kernel, with the records of the changed snapshots (sorted by
+// offset) replaced.
+func (s *site) spliceManifest(target string, changed []changedSnap) error {
+	old, err := os.Open(target)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", target, err)
+	}
+	defer old.Close()
+	err = s.batch.WriteFileWith(target, 0o644, func(w io.Writer) error {
+		var at int64
+		for _, c := range changed {
+			if err := copyRange(w, old, at, c.prev.Off-at); err != nil {
+				return err
+			}
+			if _, err := w.Write(c.rec); err != nil {
+				return err
+			}
+			at = c.prev.Off + c.prev.Len
+		}
+		return copyRange(w, old, at, s.prev.ManifestSize-at)
+	})
+	if err != nil {
+		return err
+	}
+	return s.manifestWritten(target)
+}
+
+// moveOffsets sets in the next state where each record now lies in the
+// spliced manifest (page has replaced the states of the pages it wrote).
+func (s *site) moveOffsets(changed []changedSnap) {
+	shift := func(off int64) int64 {
+		var d int64
+		for _, c := range changed {
+			if c.prev.Off < off {
+				d += int64(len(c.rec)) - c.prev.Len
+			}
+		}
+		return d
+	}
+	recs := make(map[uint64]int64, len(changed))
+	for _, c := range changed {
+		recs[c.it.dh] = int64(len(c.rec))
+	}
+	for h, ss := range s.next.Snaps {
+		p := s.prev.Snaps[h]
+		ss.Off, ss.Len = p.Off+shift(p.Off), p.Len
+		if n, ok := recs[h]; ok {
+			ss.Len = n
+		}
+		s.next.Snaps[h] = ss
+	}
+}
