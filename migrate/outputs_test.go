@@ -118,7 +118,7 @@ func TestRunHydratesOutputFiles(t *testing.T) {
 	}
 }
 
-func TestHeadSnapshot(t *testing.T) {
+func TestHeadFSVersion(t *testing.T) {
 	dir := t.TempDir()
 	snap := func(version, notes string) string {
 		return `{"type": "Snapshot", "id": "0190aaaa000070008000000000000001", "url": "https://example.com/", "timestamp": "1400000000", "fs_version": "` + version + `", "notes": "` + notes + `"}` + "\n"
@@ -135,15 +135,17 @@ func TestHeadSnapshot(t *testing.T) {
 		"record longer than a head": {snap("0.9.0", strings.Repeat("n", 2*headBytes)) + result, "0.9.0", true},
 		"no snapshot":               {strings.Repeat(result, 10), "", false},
 		"empty":                     {"", "", false},
+		"bare url line first":       {"https://example.com/\n" + snap("0.9.1", ""), "", true},
+		"comment and bad line":      {"# note\nnot json\n" + snap("0.9.2", ""), "0.9.2", true},
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
 		must(t, os.WriteFile(p, []byte(tc.data), 0o644))
-		s, ok := headSnapshot(p)
-		if ok != tc.ok || s.FSVersion != tc.version {
-			t.Errorf("%s: got %q, %v; want %q, %v", name, s.FSVersion, ok, tc.version, tc.ok)
+		v, ok := headFSVersion(p)
+		if ok != tc.ok || v != tc.version {
+			t.Errorf("%s: got %q, %v; want %q, %v", name, v, ok, tc.version, tc.ok)
 		}
 	}
-	if _, ok := headSnapshot(filepath.Join(dir, "missing")); ok {
+	if _, ok := headFSVersion(filepath.Join(dir, "missing")); ok {
 		t.Error("a missing file gave a record")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"folio/archive"
 	"folio/layout"
@@ -259,7 +260,7 @@ func isPathError(err error) bool {
 // (ArchiveBox 0.9.0-0.9.3 wrote them at their place). It reads the head of
 // each index only — ArchiveBox writes the Snapshot record first — and the
 // whole file when the head holds none, so a rerun over a current
-// collection costs a few kilobytes per snapshot. Unreadable indexes are
+// collection costs one page per snapshot. Unreadable indexes are
 // left to reindex to report.
 func staleCompact(ctx context.Context, root string, dirs []currentDir, workers int) ([]*folder, error) {
 	g, ctx := errgroup.WithContext(ctx)
@@ -270,8 +271,8 @@ func staleCompact(ctx context.Context, root string, dirs []currentDir, workers i
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			snap, ok := headSnapshot(filepath.Join(root, filepath.FromSlash(d.rel), archive.IndexFile))
-			stale[i] = ok && staleVersion(snap.FSVersion)
+			v, ok := headFSVersion(filepath.Join(root, filepath.FromSlash(d.rel), archive.IndexFile))
+			stale[i] = ok && staleVersion(v)
 			return nil
 		})
 	}
@@ -287,37 +288,72 @@ func staleCompact(ctx context.Context, root string, dirs []currentDir, workers i
 	return out, nil
 }
 
-// headBytes is how much of an index.jsonl headSnapshot reads first: more
-// than any Snapshot record ArchiveBox writes.
-const headBytes = 16 << 10
+// headBytes is how much of an index.jsonl headSnapshot reads first: a
+// page, more than a Snapshot record takes unless its notes are long.
+const headBytes = 4 << 10
 
-// headSnapshot returns the first Snapshot record of the index.jsonl at p,
-// reading its complete lines within the first headBytes and the whole
-// file only when those hold no Snapshot record.
-func headSnapshot(p string) (archive.Snapshot, bool) {
-	f, err := os.Open(p)
+// headFSVersion returns the fs_version of the first Snapshot record of
+// the index.jsonl at p ("" when it has none), reading its complete lines
+// within the first headBytes and the whole file only when those hold no
+// Snapshot record. Only the type of each line is decoded, and the members
+// of the Snapshot record: the results after it are not looked at.
+func headFSVersion(p string) (string, bool) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return archive.Snapshot{}, false
+		return "", false
 	}
-	defer f.Close()
-	buf := make([]byte, headBytes)
-	n, err := io.ReadFull(f, buf)
-	whole := err == io.EOF || err == io.ErrUnexpectedEOF
-	if err != nil && !whole {
-		return archive.Snapshot{}, false
+	defer unix.Close(fd)
+	pb := headBufs.Get().(*[]byte)
+	defer headBufs.Put(pb)
+	buf := *pb
+	n := 0
+	for n < len(buf) {
+		r, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", false
+		}
+		if r == 0 {
+			break
+		}
+		n += r
 	}
+	whole := n < len(buf)
 	head := buf[:n]
 	if !whole {
 		head = head[:bytes.LastIndexByte(head, '\n')+1]
 	}
-	ix, _ := archive.ParseIndex(head)
-	if snap, ok := ix.Snapshot(); ok || whole {
-		return snap, ok
+	if v, ok := firstSnapshotVersion(head); ok || whole {
+		return v, ok
 	}
-	rest, err := io.ReadAll(f)
+	rest, err := archive.ReadFd(fd, 0)
 	if err != nil {
-		return archive.Snapshot{}, false
+		return "", false
 	}
-	ix, _ = archive.ParseIndex(append(buf[:n], rest...))
-	return ix.Snapshot()
+	return firstSnapshotVersion(append(buf[:n:n], rest...))
+}
+
+// headBufs are headFSVersion's read buffers: a rerun reads the head of
+// every snapshot's index.
+var headBufs = sync.Pool{New: func() any { b := make([]byte, headBytes); return &b }}
+
+// firstSnapshotVersion finds the first Snapshot record among the lines of
+// data, by ParseIndex's rules, and returns its fs_version ("" for a bare
+// URL or id line).
+func firstSnapshotVersion(data []byte) (string, bool) {
+	for len(data) > 0 {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte{'\n'})
+		if archive.ClassifyLine(line).Kind != archive.TypeSnapshot {
+			continue
+		}
+		obj, err := archive.ParseObject(bytes.TrimSpace(line))
+		if err != nil {
+			return "", true // a bare URL or id line
+		}
+		return obj.String("fs_version"), true
+	}
+	return "", false
 }
