@@ -3,16 +3,12 @@ package migrate
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -48,64 +44,6 @@ func (e *treeEntry) isDir() bool     { return e.mode.IsDir() }
 func (e *treeEntry) isLink() bool    { return e.mode&fs.ModeSymlink != 0 }
 func (e *treeEntry) isRegular() bool { return e.mode.IsRegular() }
 
-// walkTree lists root and everything below it without following symlinks,
-// parents before children, names sorted. A special file fails the walk with
-// ErrSpecialFile.
-func walkTree(root string) ([]treeEntry, error) {
-	fi, err := os.Lstat(root)
-	if err != nil {
-		return nil, err
-	}
-	var out []treeEntry
-	if err := walkInto(root, "", fi, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func walkInto(abs, rel string, fi fs.FileInfo, out *[]treeEntry) error {
-	e := treeEntry{rel: rel, mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime(), atime: atimeOf(fi)}
-	switch {
-	case e.isLink():
-		t, err := os.Readlink(abs)
-		if err != nil {
-			return err
-		}
-		e.target = t
-		e.size = 0
-	case e.isDir():
-		e.size = 0
-	case e.isRegular():
-	default:
-		return fmt.Errorf("%w %s (%s)", ErrSpecialFile, abs, kindOf(fi.Mode()))
-	}
-	*out = append(*out, e)
-	if !e.isDir() {
-		return nil
-	}
-	d, err := os.Open(abs)
-	if err != nil {
-		return err
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return fmt.Errorf("read %s: %w", abs, err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		child := filepath.Join(abs, name)
-		cfi, err := os.Lstat(child)
-		if err != nil {
-			return err
-		}
-		if err := walkInto(child, path.Join(rel, name), cfi, out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func kindOf(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
@@ -120,13 +58,6 @@ func kindOf(m fs.FileMode) string {
 		return "irregular file"
 	}
 	return "special file"
-}
-
-func atimeOf(fi fs.FileInfo) time.Time {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return time.Unix(st.Atim.Sec, st.Atim.Nsec)
-	}
-	return fi.ModTime()
 }
 
 func treeBytes(tree []treeEntry) (files, bytes int64) {
@@ -338,54 +269,51 @@ func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp, direc
 // offers it. Into an existing folder it writes a temp file renamed into
 // place; direct (inside a private staging folder) it writes d itself.
 func (c *copier) copyFile(s, d string, e *treeEntry, direct bool) (int64, error) {
-	in, err := os.Open(s)
+	in, err := unix.Open(s, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, err
+		return 0, &fs.PathError{Op: "open", Path: s, Err: err}
 	}
-	defer in.Close()
+	defer unix.Close(in)
 	tmp := d
 	if !direct {
 		tmp = filepath.Join(filepath.Dir(d), tempName(filepath.Base(d)))
 	}
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return 0, fmt.Errorf("copy %s: %w", s, err)
+		return 0, fmt.Errorf("copy %s: %w", s, &fs.PathError{Op: "create", Path: tmp, Err: err})
 	}
 	fail := func(err error) (int64, error) {
-		out.Close()
-		os.Remove(tmp)
+		unix.Close(out)
+		unix.Unlink(tmp)
 		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
 	}
 	var w int64
 	if c.fault != nil {
 		// Half the file, then the fault point, then the rest: a failing
 		// fault is a write error in the middle of a file.
-		w, err = io.CopyN(out, in, e.size/2)
-		if err != nil {
+		if w, err = copyData(out, in, e.size/2, s); err != nil {
 			return fail(err)
 		}
 		if err := c.fault("write", c.label); err != nil {
 			return fail(err)
 		}
 	}
-	rest, err := io.Copy(out, in)
-	w += rest
+	rest, err := copyData(out, in, e.size-w, s)
 	if err != nil {
 		return fail(err)
 	}
-	if w != e.size {
-		return fail(fmt.Errorf("copied %d bytes, expected %d (the source changed)", w, e.size))
-	}
-	if err := out.Chmod(e.mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+	w += rest
+	if err := unix.Fchmod(out, uint32(e.mode.Perm())|unixSpecialBits(e.mode)); err != nil {
 		return fail(err)
 	}
-	if err := out.Close(); err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
+	// The times last: nothing writes to the file after them.
+	ts := []unix.Timespec{unix.NsecToTimespec(e.atime.UnixNano()), unix.NsecToTimespec(e.mtime.UnixNano())}
+	if err := unix.UtimesNanoAt(out, "", ts, unix.AT_EMPTY_PATH); err != nil {
+		return fail(fmt.Errorf("set times: %w", err))
 	}
-	if err := os.Chtimes(tmp, e.atime, e.mtime); err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("set times of %s: %w", d, err)
+	if err := unix.Close(out); err != nil {
+		unix.Unlink(tmp)
+		return 0, fmt.Errorf("copy %s to %s: %w", s, d, err)
 	}
 	if !direct {
 		if err := renameNoReplace(tmp, d); err != nil {
@@ -394,6 +322,21 @@ func (c *copier) copyFile(s, d string, e *treeEntry, direct bool) (int64, error)
 		}
 	}
 	return w, nil
+}
+
+// unixSpecialBits maps the setuid, setgid and sticky bits of m to chmod's.
+func unixSpecialBits(m fs.FileMode) uint32 {
+	var b uint32
+	if m&fs.ModeSetuid != 0 {
+		b |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		b |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		b |= unix.S_ISVTX
+	}
+	return b
 }
 
 // renameNoReplace renames from to to and fails if to exists.
@@ -416,43 +359,13 @@ func renameNoReplace(from, to string) error {
 	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 }
 
-// sameContent compares two files, sizes first.
+// sameContent compares two regular files, sizes first.
 func sameContent(a, b string, sizeA, sizeB int64) (bool, error) {
 	if sizeA != sizeB {
 		return false, nil
 	}
-	fa, err := os.Open(a)
-	if err != nil {
-		return false, err
-	}
-	defer fa.Close()
-	fb, err := os.Open(b)
-	if err != nil {
-		return false, err
-	}
-	defer fb.Close()
-	pa, pb := bufPool.Get().(*[]byte), bufPool.Get().(*[]byte)
-	defer bufPool.Put(pa)
-	defer bufPool.Put(pb)
-	ba, bb := *pa, *pb
-	for {
-		na, ea := io.ReadFull(fa, ba)
-		nb, eb := io.ReadFull(fb, bb)
-		if na != nb || string(ba[:na]) != string(bb[:nb]) {
-			return false, nil
-		}
-		aEnd := ea == io.EOF || ea == io.ErrUnexpectedEOF
-		bEnd := eb == io.EOF || eb == io.ErrUnexpectedEOF
-		if ea != nil && !aEnd {
-			return false, fmt.Errorf("read %s: %w", a, ea)
-		}
-		if eb != nil && !bEnd {
-			return false, fmt.Errorf("read %s: %w", b, eb)
-		}
-		if aEnd || bEnd {
-			return aEnd && bEnd, nil
-		}
-	}
+	r, _, err := compareFiles(a, b)
+	return r == fileSame, err
 }
 
 // moveTree moves the snapshot folder src to dst (absolute paths). When dst

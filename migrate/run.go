@@ -590,10 +590,10 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 	if err := x.mark(jrecord{Step: stepCopied, Src: s.Source}, false); err != nil {
 		return undo(err)
 	}
-	verified, err := verifyTreeWith(src, dst, projections(copyMode))
-	if err != nil {
+	if err := verifyCopy(src, dst, tree, projections(copyMode)); err != nil {
 		return undo(err)
 	}
+	verified := tree
 	if err := x.mark(jrecord{Step: stepVerified, Src: s.Source}, false); err != nil {
 		return undo(err)
 	}

@@ -1,12 +1,13 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"folio/layout"
 )
@@ -30,55 +31,68 @@ func verifyTreeWith(src, dst string, replaced func(dst, rel string) bool) ([]tre
 	if err != nil {
 		return nil, err
 	}
+	return tree, verifyCopy(src, dst, tree, replaced)
+}
+
+// verifyCopy checks dst against the source tree a copy was made from,
+// comparing every byte of every file as it is now. The source is not
+// walked again: an entry that appeared, went or changed since the walk
+// fails the recheck that comes before any deletion.
+func verifyCopy(src, dst string, tree []treeEntry, replaced func(dst, rel string) bool) error {
 	for i := range tree {
 		e := &tree[i]
 		d := under(dst, e.rel)
-		fi, err := os.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
+		if e.isRegular() {
+			r, size, err := compareFiles(under(src, e.rel), d)
+			if err != nil {
+				return err
+			}
+			switch {
+			case r == fileSame:
+			case r == fileMissing:
+				return fmt.Errorf("%w: %s is missing", ErrMismatch, d)
+			case r == fileNotRegular:
+				return fmt.Errorf("%w: %s is not a regular file", ErrMismatch, d)
+			case e.rel == indexName:
+				// The index step merges the source's lines into the
+				// destination's own index and checks them there.
+			case r == fileSizeDiffers:
+				return fmt.Errorf("%w: %s has %d bytes, the source %d", ErrMismatch, d, size, e.size)
+			default:
+				return fmt.Errorf("%w: %s differs from %s", ErrMismatch, d, under(src, e.rel))
+			}
+			continue
+		}
+		var st unix.Stat_t
+		err := unix.Lstat(d, &st)
+		if err == unix.ENOENT {
 			if replaced != nil && e.isLink() && replaced(dst, e.rel) {
 				continue
 			}
-			return nil, fmt.Errorf("%w: %s is missing", ErrMismatch, d)
+			return fmt.Errorf("%w: %s is missing", ErrMismatch, d)
 		}
 		if err != nil {
-			return nil, err
+			return &fs.PathError{Op: "lstat", Path: d, Err: err}
 		}
-		switch {
+		switch kind := st.Mode & unix.S_IFMT; {
 		case e.isDir():
-			if !fi.IsDir() {
-				return nil, fmt.Errorf("%w: %s is not a directory", ErrMismatch, d)
+			if kind != unix.S_IFDIR {
+				return fmt.Errorf("%w: %s is not a directory", ErrMismatch, d)
 			}
-		case e.isLink():
-			if fi.Mode()&fs.ModeSymlink == 0 {
-				return nil, fmt.Errorf("%w: %s is not a symlink", ErrMismatch, d)
+		default: // a symlink
+			if kind != unix.S_IFLNK {
+				return fmt.Errorf("%w: %s is not a symlink", ErrMismatch, d)
 			}
 			t, err := os.Readlink(d)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if t != e.target {
-				return nil, fmt.Errorf("%w: %s links to %q, not %q", ErrMismatch, d, t, e.target)
-			}
-		default:
-			if !fi.Mode().IsRegular() {
-				return nil, fmt.Errorf("%w: %s is not a regular file", ErrMismatch, d)
-			}
-			same, err := sameContent(under(src, e.rel), d, e.size, fi.Size())
-			if err != nil {
-				return nil, err
-			}
-			if !same && e.rel == indexName {
-				continue
-			}
-			if !same {
-				if e.size != fi.Size() {
-					return nil, fmt.Errorf("%w: %s has %d bytes, the source %d", ErrMismatch, d, fi.Size(), e.size)
-				}
-				return nil, fmt.Errorf("%w: %s differs from %s", ErrMismatch, d, under(src, e.rel))
+				return fmt.Errorf("%w: %s links to %q, not %q", ErrMismatch, d, t, e.target)
 			}
 		}
 	}
-	return tree, nil
+	return nil
 }
 
 // replacedCrawlLink excuses, in a crawl folder, a missing symlink
@@ -113,14 +127,16 @@ func recheck(src, dst string, verified []treeEntry, replaced func(dst, rel strin
 		if a.rel != b.rel || a.mode != b.mode || a.size != b.size || !a.mtime.Equal(b.mtime) || a.target != b.target {
 			return nil, fmt.Errorf("%w: %s changed since it was verified", ErrMismatch, under(src, a.rel))
 		}
-		fi, err := os.Lstat(under(dst, a.rel))
-		if errors.Is(err, fs.ErrNotExist) && replaced != nil && a.isLink() && replaced(dst, a.rel) {
+		d := under(dst, a.rel)
+		var st unix.Stat_t
+		err := unix.Lstat(d, &st)
+		if err == unix.ENOENT && replaced != nil && a.isLink() && replaced(dst, a.rel) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMismatch, err)
+			return nil, fmt.Errorf("%w: %v", ErrMismatch, &fs.PathError{Op: "lstat", Path: d, Err: err})
 		}
-		if fi.Mode().Type() != a.mode.Type() || (a.isRegular() && a.rel != indexName && fi.Size() != a.size) {
+		if fileMode(&st).Type() != a.mode.Type() || (a.isRegular() && a.rel != indexName && st.Size != a.size) {
 			return nil, fmt.Errorf("%w: %s changed since it was verified", ErrMismatch, under(dst, a.rel))
 		}
 	}

@@ -23,10 +23,11 @@ func init() {
 //
 //   - update --migrate-only of 10k snapshots on one filesystem (every
 //     folder renamed), goal ≤ 10 s, beside cp -a of the same folders;
-//   - the copy path (FOLIO_MIGRATE_COPY=1: copy, verify, index, sync,
-//     recheck, delete) as throughput beside cp -a of the same data followed
-//     by sync (the migration makes its copies durable before it deletes a
-//     source), goal ≥ 70 %.
+//   - the copy path (copy, verify, index, sync, recheck, delete) across
+//     two filesystems, beside cp -a of the same folders between them (see
+//     migrateAcross), goal ≥ 70 % of its throughput;
+//   - the same copy forced on one filesystem (FOLIO_MIGRATE_COPY=1), for
+//     information.
 //
 // Every repetition starts from a fresh cp -a of the template, outside the
 // measurement.
@@ -95,12 +96,17 @@ func runMigrate(b *B) error {
 	if err != nil {
 		return err
 	}
-	cps, err := b.Repeat(clearDst, cpa(filepath.Join(ctmpl, "archive"), true))
-	if err != nil {
-		return err
+	work := fmt.Sprintf("migration by copy across filesystems, %s snapshots (%.0f MB)", count(cn), float64(bytes)/1e6)
+	if err := b.migrateAcross(ctmpl, bytes, work); err != nil {
+		b.Logf("no second filesystem (%v): the copy path is measured on one filesystem only", err)
+		b.Fail(work, err)
 	}
-	os.RemoveAll(cpDst)
-	cpNoSync, err := b.Repeat(clearDst, cpa(filepath.Join(ctmpl, "archive"), false))
+
+	// The same copy forced on this one filesystem, beside cp -a. Where
+	// the disk is mounted with discard every freed extent is trimmed
+	// before unlink returns, and deleting a source costs as much as
+	// copying it: the move baseline shows that cost.
+	cps, err := b.Repeat(clearDst, cpa(filepath.Join(ctmpl, "archive"), true))
 	if err != nil {
 		return err
 	}
@@ -110,10 +116,6 @@ func runMigrate(b *B) error {
 		cmd.Env = append(cmd.Env, "FOLIO_MIGRATE_COPY=1")
 		return cmd
 	})
-	// What mv does across filesystems: copy, then delete the source. On
-	// a disk where deleting costs as much as copying (a filesystem mounted
-	// with discard trims every freed extent), this is the fair measure of
-	// a move; the goal is stated against cp -a alone.
 	setupMv := func() error {
 		if err := clearDst(); err != nil {
 			return err
@@ -127,13 +129,47 @@ func runMigrate(b *B) error {
 		return mvErr
 	}
 	os.RemoveAll(cpDst)
-	work := fmt.Sprintf("migration by copy, %s snapshots (%.0f MB)", count(cn), float64(bytes)/1e6)
-	b.Add(Row{Work: work, Unit: BytesPerSecond, Goal: Goal{MinRatio: 0.7}, Err: err,
+	one := fmt.Sprintf("migration forced to copy on one filesystem, %s snapshots", count(cn))
+	b.Add(Row{Work: one, Unit: BytesPerSecond, Err: err,
 		Value: float64(bytes) / copyRun.Wall.Seconds(), Baseline: float64(bytes) / cps.Wall.Seconds(), BaselineName: "cp -a + sync"})
-	b.Add(Row{Work: work + " vs cp -a without sync", Unit: BytesPerSecond, Err: err,
-		Value: float64(bytes) / copyRun.Wall.Seconds(), Baseline: float64(bytes) / cpNoSync.Wall.Seconds(), BaselineName: "cp -a"})
-	b.Add(Row{Work: work + " vs a move by cp -a and rm -rf", Unit: BytesPerSecond, Err: err,
+	b.Add(Row{Work: one + " vs a move", Unit: BytesPerSecond, Err: err,
 		Value: float64(bytes) / copyRun.Wall.Seconds(), Baseline: float64(bytes) / mv.Wall.Seconds(), BaselineName: "cp -a, sync, rm -rf, sync"})
+	return nil
+}
+
+// migrateAcross measures the copy path where PRODUCT.md states its goal:
+// a migration whose destination is another filesystem (see twoFS), beside
+// cp -a of the same folders between the same two filesystems followed by
+// sync (the migration makes its copies durable before it deletes a
+// source), goal ≥ 70 % of its throughput; and beside a move by cp -a and
+// rm -rf, which is what the migration does.
+func (b *B) migrateAcross(tmpl string, bytes int64, work string) error {
+	t, err := newTwoFS(b, max(4*bytes, 1<<30))
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	if err := t.reset(tmpl); err != nil {
+		return err
+	}
+	reset := func() error { return t.reset(tmpl) }
+	cps, err := b.Repeat(reset, func() *exec.Cmd { return t.copyCmd("sync") })
+	if err != nil {
+		return err
+	}
+	mv, err := b.Repeat(reset, func() *exec.Cmd {
+		return t.copyCmd(`sync && find "$1" -mindepth 1 -maxdepth 1 ! -name users -exec rm -rf {} + && sync`)
+	})
+	if err != nil {
+		return err
+	}
+	mig, err := b.Repeat(reset, func() *exec.Cmd { return b.FolioCmd(t.data, "update", "--migrate-only", "-q") })
+	rate := float64(bytes) / mig.Wall.Seconds()
+	b.Add(Row{Work: work, Unit: BytesPerSecond, Goal: Goal{MinRatio: 0.7}, Err: err,
+		Value: rate, Baseline: float64(bytes) / cps.Wall.Seconds(), BaselineName: "cp -a + sync",
+		Note: fmt.Sprintf("ext4 on loop devices; cpu %.1f s, cp -a %.1f s", mig.CPU.Seconds(), cps.CPU.Seconds())})
+	b.Add(Row{Work: work + " vs a move", Unit: BytesPerSecond, Err: err,
+		Value: rate, Baseline: float64(bytes) / mv.Wall.Seconds(), BaselineName: "cp -a, sync, rm -rf, sync"})
 	return nil
 }
 
