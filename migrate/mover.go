@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,63 @@ type copier struct {
 	// entries it created inside an existing one, in creation order.
 	fresh   bool
 	created []string
+
+	// dirs records the folders created above a destination; nil creates
+	// them untracked.
+	dirs *madeDirs
+}
+
+// madeDirs records the folders a run creates above snapshot folders (user,
+// date and domain folders), so that those a failed snapshot left empty are
+// removed when the run ends: then no worker can be about to move a
+// snapshot into one of them.
+type madeDirs struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+// mkdirAll is os.MkdirAll that records the folders it created.
+func (m *madeDirs) mkdirAll(dir string) error {
+	if m == nil {
+		return os.MkdirAll(dir, 0o755)
+	}
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		err := unix.Stat(d, &st)
+		if err == nil {
+			break
+		}
+		if err != unix.ENOENT || filepath.Dir(d) == d {
+			return os.MkdirAll(dir, 0o755) // names the problem as MkdirAll does
+		}
+		missing = append(missing, d)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another worker's
+		}
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		m.dirs = append(m.dirs, missing[i])
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// tidy removes the recorded folders that are empty, deepest first. A
+// folder that holds anything stays: rmdir fails on it.
+func (m *madeDirs) tidy() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sort.Slice(m.dirs, func(i, k int) bool { return len(m.dirs[i]) > len(m.dirs[k]) })
+	for _, d := range m.dirs {
+		_ = unix.Rmdir(d)
+	}
+	m.dirs = nil
 }
 
 // undo removes what the last moveTree copied into the destination dst
@@ -381,7 +439,7 @@ func (c *copier) moveTree(src, dst string, tree []treeEntry, forceCopy bool) (re
 		return false, 0, err
 	}
 	if !exists {
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := c.dirs.mkdirAll(filepath.Dir(dst)); err != nil {
 			return false, 0, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
 		}
 		if !forceCopy {

@@ -197,6 +197,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	}
 	x.st.Current = int64(plan.Current)
 	err = x.execute(ctx, plan)
+	x.dirs.tidy()
 	if err == nil {
 		// Index files were written without an fsync each; make them
 		// durable before the journal that can redo them is cleared.
@@ -235,6 +236,7 @@ type executor struct {
 	unreadable map[string]bool   // folders the scan could not read (failed, and skipped)
 	crawlDirs  map[*Crawl]string // crawl folder of each crawl
 	unfinished atomic.Int64      // journal entries left pending
+	dirs       madeDirs          // folders created above destinations
 }
 
 // fault runs the fault hook for one step.
@@ -529,7 +531,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 		return err
 	}
 	link, linkTo := x.crawlLink(it, s.Dest)
-	cp := &copier{fault: x.opts.Fault, label: label}
+	cp := &copier{fault: x.opts.Fault, label: label, dirs: &x.dirs}
 	if !dstExists && !x.opts.ForceCopy {
 		var ix []byte
 		hadIndex := false
@@ -784,7 +786,7 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 	if err := x.mark(jrecord{Step: stepPlanned, Src: label, Dst: s.Dest, Mode: mode}, false); err != nil {
 		return false, x.abandon(&Step{Source: label}, err)
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := x.dirs.mkdirAll(dst); err != nil {
 		return false, x.abandon(&Step{Source: label}, fmt.Errorf("create %s: %w", dst, err))
 	}
 	if !bytes.Equal(ix, existing) {
@@ -998,7 +1000,7 @@ func (x *executor) makeLink(link, target string) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := x.dirs.mkdirAll(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(p), err)
 	}
 	if err := os.Symlink(target, p); err != nil && !errors.Is(err, fs.ErrExist) {
