@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -472,5 +473,63 @@ func TestRunTimestampCollision(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(filepath.Join(dir, "archive")); len(names) != 1 {
 		t.Errorf("archive/ holds %v, want only users/", names)
+	}
+}
+
+// TestRunAcrossFilesystems: archive/users on another filesystem (here a
+// symlink into /dev/shm, as when a user points it at a new disk). Every
+// legacy folder's rename fails with EXDEV, so each takes the copy path —
+// copied, verified, indexed, synced, rechecked, then deleted — and the
+// result is what the same migration makes on one filesystem.
+func TestRunAcrossFilesystems(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "folio-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm to put archive/users on: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	one, two := t.TempDir(), t.TempDir()
+	var a, b syscall.Stat_t
+	must(t, syscall.Stat(other, &a))
+	must(t, syscall.Stat(two, &b))
+	if a.Dev == b.Dev {
+		t.Skipf("/dev/shm and %s are one filesystem", two)
+	}
+	buildCollection(t, one)
+	buildCollection(t, two)
+	legacy := fileHashes(t, filepath.Join(two, "archive/1508259732"))
+	users := filepath.Join(two, "archive/users")
+	move := func(from, to string) {
+		t.Helper()
+		if out, err := exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err != nil {
+			t.Fatalf("cp -a %s %s: %v %s", from, to, err, out)
+		}
+		must(t, os.RemoveAll(from))
+	}
+	move(users, other)
+	must(t, os.Symlink(other, users))
+
+	var stats [2]*Stats
+	for i, dir := range []string{one, two} {
+		c, err := archive.Open(dir)
+		must(t, err)
+		st, err := Run(context.Background(), c, runOpts(testIDs()))
+		if !errors.Is(err, archive.ErrPartial) || st.Failed != 1 {
+			t.Fatalf("%s: err = %v, failed %d; want only the fifo folder to fail", dir, err, st.Failed)
+		}
+		stats[i] = st
+	}
+	if stats[0].Migrated != stats[1].Migrated || stats[0].Bytes != stats[1].Bytes || stats[0].Files != stats[1].Files {
+		t.Errorf("one filesystem: %+v\ntwo: %+v", stats[0], stats[1])
+	}
+	hasFiles(t, filepath.Join(two, findSnapshot(t, two, "1508259732")), legacy)
+	if _, err := os.Lstat(filepath.Join(two, "archive/1508259732")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("legacy folder left after its copy was verified: %v", err)
+	}
+	// Bring archive/users home to compare the whole trees.
+	must(t, os.Remove(users))
+	must(t, os.Mkdir(users, 0o755))
+	move(other, users)
+	if d := diffTrees(canonical(t, one), canonical(t, two)); d != "" {
+		t.Errorf("across filesystems differs from one filesystem:\n%s", d)
 	}
 }

@@ -146,7 +146,25 @@ func TestMoveTreeRename(t *testing.T) {
 	}
 }
 
+// TestMoveTreeCopyPreservesEverything copies in the kernel
+// (copy_file_range, as on one filesystem) and by read and write (as
+// across filesystems on which the kernel refuses it).
 func TestMoveTreeCopyPreservesEverything(t *testing.T) {
+	for _, readWrite := range []bool{false, true} {
+		name := "copy_file_range"
+		if readWrite {
+			name = "read and write"
+		}
+		t.Run(name, func(t *testing.T) {
+			was := noCopyRange.Load()
+			noCopyRange.Store(readWrite)
+			t.Cleanup(func() { noCopyRange.Store(was) })
+			testCopyPreservesEverything(t)
+		})
+	}
+}
+
+func testCopyPreservesEverything(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "a/b/dst")
 	writeTree(t, src)
