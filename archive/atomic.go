@@ -3,8 +3,10 @@ package archive
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,6 +186,53 @@ func ReadFd(fd int, size int64) ([]byte, error) {
 		}
 		data = data[:len(data)+n]
 	}
+}
+
+// ErrNotRegular: a file folio reads, such as an index, is a fifo, a
+// device or a socket.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadRegular reads the file at path, which must be a regular file (or a
+// symlink to one). It never blocks on a fifo: the file is opened
+// non-blocking; a folder fails with EISDIR, anything else but a regular
+// file with ErrNotRegular, naming its kind. Errors are *fs.PathError, as from os.ReadFile.
+func ReadRegular(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		return nil, &fs.PathError{Op: "read", Path: path, Err: unix.EISDIR}
+	default:
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(st.Mode))}
+	}
+	data, err := ReadFd(fd, st.Size)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, nil
+}
+
+// kindOf names the kind of file a stat mode describes.
+func kindOf(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return "a fifo"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	}
+	return "a special file"
 }
 
 // SyncDir fsyncs a directory so a rename or create inside it is durable.

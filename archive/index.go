@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -367,7 +366,7 @@ func (ix *Index) Bytes() []byte {
 // ReadIndex reads dir/index.jsonl. A missing file is reported with an error
 // satisfying errors.Is(err, fs.ErrNotExist).
 func ReadIndex(dir string) (*Index, []LineError, error) {
-	data, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	data, err := ReadRegular(filepath.Join(dir, IndexFile))
 	if err != nil {
 		return nil, nil, err
 	}

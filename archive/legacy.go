@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -89,7 +88,7 @@ func legacyResult(raw *rawRecord, key string) Result {
 // ReadLegacyIndex reads dir/index.json.
 func ReadLegacyIndex(dir string) (*LegacyIndex, error) {
 	path := filepath.Join(dir, LegacyIndexFile)
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path)
 	if err != nil {
 		return nil, err
 	}

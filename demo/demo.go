@@ -84,7 +84,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil && !errors.Is(err, archive.ErrPartial) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	if err := st.WriteTable(o.Out); err != nil {
+	if err := st.WriteTable(o.Out, err); err != nil {
 		return nil, err
 	}
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"folio/archive"
 	"folio/gen"
@@ -532,4 +533,93 @@ func TestRunAcrossFilesystems(t *testing.T) {
 	if d := diffTrees(canonical(t, one), canonical(t, two)); d != "" {
 		t.Errorf("across filesystems differs from one filesystem:\n%s", d)
 	}
+}
+
+// Bad input: a fifo where an index or archive.org.txt should be. Reading
+// it must not block (a blocked open never returns, even to Ctrl-C): the
+// folder fails with a message naming the file, stays untouched, and its
+// database row gets no new empty folder.
+func TestRunFifoIndexFailsThatFolderOnly(t *testing.T) {
+	for _, name := range []string{"index.json", "index.jsonl", "archive.org.txt"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 3, Seed: 5})
+			must(t, err)
+			src := m.Snapshots[0].Source
+			p := filepath.Join(dir, src, name)
+			os.Remove(p)
+			if name == "archive.org.txt" {
+				// Read only when no index names the url.
+				os.Remove(filepath.Join(dir, src, "index.json"))
+				os.Remove(filepath.Join(dir, src, "index.jsonl"))
+			}
+			must(t, syscall.Mkfifo(p, 0o644))
+			before := treeState(t, filepath.Join(dir, src))
+			c, err := archive.Open(dir)
+			must(t, err)
+			type result struct {
+				st  *Stats
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				st, err := Run(context.Background(), c, runOpts(testIDs()))
+				done <- result{st, err}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the migration blocked on the fifo")
+			}
+			oneFailure(t, r.st, r.err, src, archive.ErrNotRegular, p)
+			if d := diffTrees(before, treeState(t, filepath.Join(dir, src))); d != "" {
+				t.Errorf("the folder was touched:\n%s", d)
+			}
+			if got := countSnapshots(t, dir); got != 2 {
+				t.Errorf("%d snapshot folders, want the 2 others only (no empty folder for the fifo's row)", got)
+			}
+		})
+	}
+}
+
+// §3.6: a database row whose archive/<timestamp> is a symlink out of
+// archive/users (a folder moved to another disk) or a broken one. The
+// symlink is kept and the row fails; a new empty folder for it would hide
+// its files. A symlink without a row is only skipped.
+func TestRunRowBehindAForeignSymlinkFails(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		t.Run(fmt.Sprintf("broken=%v", broken), func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 3, Seed: 5})
+			must(t, err)
+			src := m.Snapshots[0].Source
+			elsewhere := filepath.Join(t.TempDir(), "other-disk")
+			must(t, os.Rename(filepath.Join(dir, src), elsewhere))
+			if broken {
+				elsewhere += "-unmounted"
+			}
+			must(t, os.Symlink(elsewhere, filepath.Join(dir, src)))
+			must(t, os.Symlink(elsewhere, filepath.Join(dir, "archive/1234567890")))
+			c, err := archive.Open(dir)
+			must(t, err)
+			st, err := Run(context.Background(), c, runOpts(testIDs()))
+			oneFailure(t, st, err, src, ErrLegacySymlink, src)
+			for _, link := range []string{src, "archive/1234567890"} {
+				if tgt, err := os.Readlink(filepath.Join(dir, link)); err != nil || tgt != elsewhere {
+					t.Errorf("%s: link %q, %v; want it kept", link, tgt, err)
+				}
+			}
+			if got := countSnapshots(t, dir); got != 2 {
+				t.Errorf("%d snapshot folders, want the 2 others only", got)
+			}
+		})
+	}
+}
+
+func countSnapshots(t *testing.T, dir string) int {
+	t.Helper()
+	got, err := filepath.Glob(filepath.Join(dir, "archive/users/*/snapshots/*/*/*"))
+	must(t, err)
+	return len(got)
 }

@@ -29,6 +29,11 @@ var (
 	// ErrMismatch: verification found the destination differing from the
 	// source. The source is not deleted.
 	ErrMismatch = errors.New("verification failed")
+	// ErrLegacySymlink: the archive/<timestamp> of a database row is a
+	// symlink that does not resolve into archive/users (or is broken). The
+	// symlink is kept and the row fails, as in ArchiveBox ("Legacy output
+	// symlink does not point to the expected target").
+	ErrLegacySymlink = errors.New("legacy output symlink does not point to the expected target")
 )
 
 // treeEntry is one thing in a snapshot tree, as Lstat saw it.

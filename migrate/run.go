@@ -86,8 +86,9 @@ func (s *Stats) Work() int64 {
 	return s.Migrated + s.Symlinks + s.Invalid + s.Crawls + s.Recovered
 }
 
-// WriteTable writes the final summary table.
-func (s *Stats) WriteTable(w io.Writer) error {
+// WriteTable writes the final summary table of a run that ended with err
+// (what Run returned): its first line says how the run ended.
+func (s *Stats) WriteTable(w io.Writer, err error) error {
 	rows := []struct {
 		k string
 		v int64
@@ -97,7 +98,16 @@ func (s *Stats) WriteTable(w io.Writer) error {
 		{"Failed", s.Failed},
 	}
 	var b strings.Builder
-	b.WriteString("[√] Migration complete\n")
+	switch {
+	case err == nil:
+		b.WriteString("[√] Migration complete\n")
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		b.WriteString("[!] Migration interrupted: what is done is consistent\n")
+	case errors.Is(err, archive.ErrPartial):
+		fmt.Fprintf(&b, "[X] Migration finished with %d failed entries (their folders are intact)\n", s.Failed)
+	default:
+		b.WriteString("[X] Migration stopped by an error\n")
+	}
 	for _, r := range rows {
 		fmt.Fprintf(&b, "    %-18s %d\n", r.k+":", r.v)
 	}
@@ -108,8 +118,8 @@ func (s *Stats) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "    %-18s %d\n", "Recovered:", s.Recovered)
 	}
 	fmt.Fprintf(&b, "    %-18s %s (%d files)\n", "Bytes moved:", archive.HumanBytes(s.Bytes), s.Files)
-	_, err := io.WriteString(w, b.String())
-	return err
+	_, werr := io.WriteString(w, b.String())
+	return werr
 }
 
 // Run migrates the collection to the current layout: it finishes what an
@@ -783,7 +793,7 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 	if s.Action == ActionCreate {
 		mode = modeCreate
 	}
-	if err := x.mark(jrecord{Step: stepPlanned, Src: label, Dst: s.Dest, Mode: mode}, false); err != nil {
+	if err := x.mark(jrecord{Step: stepPlanned, Src: label, Dst: s.Dest, Mode: mode, Link: link, LinkTo: linkTo}, false); err != nil {
 		return false, x.abandon(&Step{Source: label}, err)
 	}
 	if err := x.dirs.mkdirAll(dst); err != nil {
@@ -848,9 +858,15 @@ func writeIndexFast(dir string, data []byte) error {
 	return archive.NewBatch(dir).WriteFile(filepath.Join(dir, archive.IndexFile), data, 0o644)
 }
 
+// hasIndex reports whether the folder dir holds an index.jsonl.
+func hasIndex(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, archive.IndexFile))
+	return err == nil
+}
+
 // readOptional reads a file that may be absent (nil, nil).
 func readOptional(p string) ([]byte, error) {
-	data, err := os.ReadFile(p)
+	data, err := archive.ReadRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -1090,6 +1106,15 @@ func (x *executor) recoverOne(r jrecord) error {
 				}
 			}
 		}
+		if err := x.makeLink(r.Link, r.LinkTo); err != nil {
+			return err
+		}
+		x.p.Infof("    Finished interrupted migration: %s", r.Src)
+		return x.j.append(jrecord{Step: stepDone, Src: r.Src}, false)
+	case (r.Mode == modeIndex || r.Mode == modeCreate) && dstOK && hasIndex(dst):
+		// Indexed (whether or not the journal says so); the crawl link
+		// may be missing, and the next scan takes the folder for current
+		// and would not make it.
 		if err := x.makeLink(r.Link, r.LinkTo); err != nil {
 			return err
 		}

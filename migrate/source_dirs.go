@@ -1,12 +1,10 @@
 package migrate
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -55,7 +53,7 @@ func readFolder(abs string, f *folder) {
 			}
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		f.err = fmt.Errorf("read %s: %w", filepath.Join(abs, archive.IndexFile), err)
+		f.err = err // a *fs.PathError naming the file
 		return
 	}
 	if !f.hasSnap || f.snap.URL == "" {
@@ -83,26 +81,18 @@ func readFolder(abs string, f *folder) {
 		case err == nil:
 			f.wayback = waybackURL(line)
 		case !errors.Is(err, fs.ErrNotExist):
-			f.err = fmt.Errorf("read %s: %w", filepath.Join(abs, "archive.org.txt"), err)
+			f.err = err // a *fs.PathError naming the file
 		}
 	}
 }
 
 func firstLine(p string) (string, error) {
-	fh, err := os.Open(p)
+	data, err := archive.ReadRegular(p)
 	if err != nil {
 		return "", err
 	}
-	defer fh.Close()
-	r := bufio.NewReaderSize(fh, 4096)
-	line, err := r.ReadString('\n')
-	if err != nil && line == "" {
-		if errors.Is(err, io.EOF) {
-			return "", nil
-		}
-		return "", err
-	}
-	return strings.TrimRight(line, "\r\n"), nil
+	line, _, _ := strings.Cut(string(data), "\n")
+	return strings.TrimRight(line, "\r"), nil
 }
 
 // readFolders reads fs in parallel.
@@ -298,7 +288,7 @@ const headBytes = 4 << 10
 // Snapshot record. Only the type of each line is decoded, and the members
 // of the Snapshot record: the results after it are not looked at.
 func headFSVersion(p string) (string, bool) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", false
 	}

@@ -39,7 +39,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	}
 	s := &scanner{c: c, opts: opts, now: opts.Now().UTC(), inv: &Inventory{},
 		claimed: map[string]bool{}, taken: map[string]bool{}, crawls: map[string]*Crawl{},
-		orphanURLs: map[string]bool{}, skippedTS: map[string]bool{}}
+		orphanURLs: map[string]bool{}, skippedTS: map[string]bool{}, linkedTS: map[string]error{}}
 	// The database is read while the folders are: both are I/O and the
 	// decisions below need both.
 	var ldb *legacyDB
@@ -130,6 +130,12 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			if s.claimed[r.ID] || (opts.Resume != "" && r.Timestamp > opts.Resume) || s.skippedTS[r.Timestamp] {
 				continue
 			}
+			if err, ok := s.linkedTS[r.Timestamp]; ok {
+				if opts.OnError != nil {
+					opts.OnError("archive/"+r.Timestamp, err)
+				}
+				continue
+			}
 			if d, ok := s.compact[r.ID]; ok {
 				if d.hasIndex {
 					continue // already current
@@ -164,6 +170,12 @@ type scanner struct {
 	claimed   map[string]bool // snapshot ids that have an item
 	taken     map[string]bool // timestamps in use
 	skippedTS map[string]bool // legacy folder names left out by Resume
+	// linkedTS: legacy timestamps whose archive/<timestamp> is a symlink
+	// that does not resolve into archive/users, and why. The symlink is
+	// kept; a database row with the timestamp fails, as in ArchiveBox
+	// ("Legacy output symlink does not point to the expected target",
+	// formats spec §3.6): an empty new folder would hide its files.
+	linkedTS map[string]error
 
 	compact   map[string]currentDir // compact-id snapshot folders by id
 	crawlDirs map[string]crawlDir   // crawl folders by compact id (compact preferred)
@@ -211,12 +223,15 @@ func (s *scanner) listArchive() ([]*folder, error) {
 			}
 			target, err := filepath.EvalSymlinks(filepath.Join(dir, name))
 			switch {
-			case err != nil:
-				s.skip(rel, "broken symlink")
-			case usersReal != "" && strings.HasPrefix(target, usersReal+string(filepath.Separator)):
+			case err == nil && usersReal != "" && strings.HasPrefix(target, usersReal+string(filepath.Separator)):
 				s.inv.Symlinks = append(s.inv.Symlinks, rel)
+			case err != nil:
+				// Perhaps a folder on a disk that is not mounted now.
+				s.skip(rel, "broken symlink")
+				s.linkedTS[name] = fmt.Errorf("%w: %s is a broken symlink (%v); is the disk it points to mounted?", ErrLegacySymlink, rel, err)
 			default:
 				s.skip(rel, "symlink pointing outside archive/users")
+				s.linkedTS[name] = fmt.Errorf("%w: %s is a symlink to %s, outside archive/users; move that folder into archive/ to migrate it", ErrLegacySymlink, rel, target)
 			}
 		case !e.IsDir():
 			s.skip(rel, "not a directory")
@@ -235,7 +250,10 @@ func (s *scanner) skip(rel, reason string) {
 	s.inv.Skipped = append(s.inv.Skipped, Skipped{Source: rel, Reason: reason})
 }
 
+// fail reports a legacy folder that cannot be read. Its database row, if
+// any, is left for a later run: a new empty folder would hide the files.
 func (s *scanner) fail(f *folder, err error) {
+	s.skippedTS[f.name] = true
 	s.skip(f.rel, "unreadable: "+err.Error())
 	if s.opts.OnError != nil {
 		s.opts.OnError(f.rel, err)
@@ -624,6 +642,7 @@ func (s *scanner) currentByTS() map[string]currentSnap {
 func (s *scanner) dashedFolder(f *folder, d currentDir) {
 	if f.err != nil {
 		s.fail(f, f.err)
+		s.claimed[d.id] = true // no new folder for its row beside it
 		return
 	}
 	if s.db != nil {

@@ -28,7 +28,7 @@ func (p Problem) Unwrap() error { return p.Err }
 var (
 	ErrNoIndex    = errors.New("no index.jsonl or index.json in the snapshot folder")
 	ErrNoSnapshot = errors.New("no Snapshot record")
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = archive.ErrNotRegular
 )
 
 // entryRow is a snapshot folder read from disk, ready to be written.

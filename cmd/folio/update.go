@@ -72,13 +72,14 @@ remove).`,
 			if st == nil || opts.DryRun {
 				return runErr
 			}
+			migrateErr := runErr
 			if ctx.Err() == nil {
 				p.Infof("[*] Phase 3: Running filesystem maintenance until idle...")
 				if err := updateCatalog(cmd, coll, p); err != nil && runErr == nil {
 					runErr = err
 				}
 			}
-			if err := st.WriteTable(e.stdout); err != nil && runErr == nil {
+			if err := st.WriteTable(e.stdout, migrateErr); err != nil && runErr == nil {
 				runErr = err
 			}
 			for _, f := range st.Failures {
