@@ -889,3 +889,28 @@ func countOther(rs []archive.Result) int {
 	}
 	return n
 }
+
+// archive/ and archive/users/ may be symlinks (users put them on another
+// disk that way): the walk follows those two, and only those.
+func TestReindexSymlinkedRoots(t *testing.T) {
+	for _, root := range []string{archive.ArchiveDir, archive.UsersDir} {
+		t.Run(root, func(t *testing.T) {
+			c := newCollection(t)
+			m, err := gen.Current(c.Dir, gen.Options{N: 20, Seed: 7, Minimal: true, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			elsewhere := filepath.Join(t.TempDir(), "other-disk")
+			if err := os.Rename(c.Path(root), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, c.Path(root)); err != nil {
+				t.Fatal(err)
+			}
+			st, problems := reindex(t, openCatalog(t, c), false)
+			if st.Added != len(m.Snapshots) || len(problems) > 0 {
+				t.Fatalf("stats %+v problems %q; want %d added", st, problems, len(m.Snapshots))
+			}
+		})
+	}
+}

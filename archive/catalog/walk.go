@@ -177,7 +177,7 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 	// Legacy folders: real directories directly under archive/ named like
 	// a timestamp. Symlinks there are projections of other folders.
 	buf := make([]byte, 32<<10)
-	entries, _ := w.readDir(ctx, archive.ArchiveDir, buf)
+	entries, _ := w.readRoot(ctx, archive.ArchiveDir, buf)
 	var legacy []folder
 	for _, e := range entries {
 		if _, ok := layout.LegacyTimestamp(e.name); ok && !archive.IsTemp(e.name) && e.isDir(w.abs(archive.ArchiveDir)) {
@@ -190,7 +190,7 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 	// A date or domain folder whose stamp is the one the catalog listed
 	// it with holds the folders it held then (see listing); the others
 	// are listed.
-	users, _ := w.readDir(ctx, archive.UsersDir, buf)
+	users, _ := w.readRoot(ctx, archive.UsersDir, buf)
 	for _, u := range w.dirs(archive.UsersDir, users) {
 		snaps := archive.UsersDir + "/" + u + "/snapshots"
 		if !w.isRealDir(snaps) {
@@ -239,10 +239,27 @@ func (w *walker) abs(rel string) string { return w.root + "/" + rel }
 // readDir lists a folder relative to the data dir (see unlisted for one
 // that cannot be listed).
 func (w *walker) readDir(ctx context.Context, rel string, buf []byte) ([]dirent, bool) {
+	return w.listWith(ctx, rel, buf, listDir)
+}
+
+// readRoot is readDir for archive/ and archive/users/, which may be
+// symlinks: users put them on another disk that way.
+func (w *walker) readRoot(ctx context.Context, rel string, buf []byte) ([]dirent, bool) {
+	return w.listWith(ctx, rel, buf, func(path string, buf []byte) ([]dirent, error) {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, errnoErr(err)
+		}
+		defer unix.Close(fd)
+		return listDirFd(fd, buf)
+	})
+}
+
+func (w *walker) listWith(ctx context.Context, rel string, buf []byte, list func(string, []byte) ([]dirent, error)) ([]dirent, bool) {
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	entries, err := listDir(w.abs(rel), buf)
+	entries, err := list(w.abs(rel), buf)
 	if err != nil {
 		w.unlisted(rel, err)
 		return nil, false
