@@ -623,3 +623,30 @@ func countSnapshots(t *testing.T, dir string) int {
 	must(t, err)
 	return len(got)
 }
+
+// A folder at its current place with only an index.json and no database
+// row (formats spec §8: index.jsonl, else index.json) gets its index.jsonl
+// from that index, keeping its id; a second run finds nothing to do.
+func TestRunIndexesACurrentFolderWithOnlyIndexJSON(t *testing.T) {
+	const id = "0190aaaa000070008000000000000009"
+	d := "archive/users/system/snapshots/20140513/example.org/" + id
+	dir, c := edgeCollection(t, map[string]string{
+		d + "/index.json":          `{"id": "` + id + `", "url": "https://example.org/only-json", "timestamp": "1399999990", "title": "Only JSON", "bookmarked_at": "2014-05-13T16:53:10+00:00", "created_at": "2014-05-13T16:53:10+00:00", "status": "sealed", "fs_version": "0.9.0"}`,
+		d + "/screenshot/shot.png": "\x00\xffpng",
+	})
+	before := mustTree(t, filepath.Join(dir, d), ".")
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, _ := readIndexFile(t, filepath.Join(dir, d, "index.jsonl"))
+	if snap["id"] != id || snap["url"] != "https://example.org/only-json" || snap["title"] != "Only JSON" || snap["fs_version"] != "0.9.4" {
+		t.Errorf("index.jsonl Snapshot record: %v", snap)
+	}
+	if diff := diffTrees(before, mustTree(t, filepath.Join(dir, d), "index.jsonl", ".")); diff != "" {
+		t.Errorf("folder changed beyond its new index.jsonl:\n%s", diff)
+	}
+	st, err := Run(context.Background(), c, runOpts(testIDs()))
+	if err != nil || st.Work() != 0 {
+		t.Errorf("second run: %+v, %v; want no work", st, err)
+	}
+}

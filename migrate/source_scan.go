@@ -68,6 +68,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	var dashed []*folder
 	var indexed []currentDir
 	dashedDirs := map[string]currentDir{}
+	bare := map[string]*folder{} // compact folders without index.jsonl, by id
 	for _, d := range cur {
 		if d.dashed {
 			dashed = append(dashed, &folder{name: path.Base(d.rel), rel: d.rel})
@@ -76,6 +77,8 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			s.compact[d.id] = d
 			if d.hasIndex {
 				indexed = append(indexed, d)
+			} else {
+				bare[d.id] = &folder{name: path.Base(d.rel), rel: d.rel}
 			}
 		}
 	}
@@ -83,7 +86,11 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	if err != nil {
 		return nil, err
 	}
-	if err := readFolders(ctx, c.Dir, append(append(legacy, dashed...), compact...), opts.Workers, opts.Printer); err != nil {
+	toRead := append(append(legacy, dashed...), compact...)
+	for _, f := range bare {
+		toRead = append(toRead, f)
+	}
+	if err := readFolders(ctx, c.Dir, toRead, opts.Workers, opts.Printer); err != nil {
 		return nil, err
 	}
 	<-dbDone
@@ -146,14 +153,26 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			s.addItem(s.rowItem(r, nil, ""))
 		}
 	}
+	var unindexed []*folder
 	for id, d := range s.compact {
 		switch {
 		case s.claimed[id]:
 		case d.hasIndex:
 			s.inv.Current++
 		default:
-			s.skip(d.rel, "no index.jsonl and no database row")
+			unindexed = append(unindexed, bare[id])
 		}
+	}
+	// A folder at its place with only an index.json (written by a 0.9
+	// version that kept no index.jsonl, or by hand) keeps its identity
+	// from that index, as a dashed folder does.
+	sort.Slice(unindexed, func(i, j int) bool { return unindexed[i].rel < unindexed[j].rel })
+	for _, f := range unindexed {
+		if f.err == nil && (!f.hasSnap || f.snap.URL == "") {
+			s.skip(f.rel, "no index.jsonl, no index.json with a url and no database row")
+			continue
+		}
+		s.dashedFolder(f, s.compact[path.Base(f.rel)])
 	}
 	sort.SliceStable(s.inv.Skipped, func(i, j int) bool { return s.inv.Skipped[i].Source < s.inv.Skipped[j].Source })
 	s.finishCrawls(crawlDirs)
