@@ -47,6 +47,19 @@ func (c *Collection) Path(rel string) string {
 // data directory that folio has never seen, in which case .folio/ is
 // created and nothing else is touched.
 func Open(dir string) (*Collection, error) {
+	c, err := Inspect(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.Path(StateDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", c.Path(StateDir), err)
+	}
+	return c, nil
+}
+
+// Inspect is Open for commands that change nothing (a dry run): it does
+// not create .folio/, so it works on a collection the user cannot write.
+func Inspect(dir string) (*Collection, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
@@ -61,11 +74,7 @@ func Open(dir string) (*Collection, error) {
 	if !IsCollection(abs) {
 		return nil, fmt.Errorf("%s: %w (run 'folio init' there, or pass --data-dir)", abs, ErrNotCollection)
 	}
-	c := &Collection{Dir: abs}
-	if err := os.MkdirAll(c.Path(StateDir), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", c.Path(StateDir), err)
-	}
-	return c, nil
+	return &Collection{Dir: abs}, nil
 }
 
 // IsCollection reports whether dir looks like a folio or ArchiveBox data

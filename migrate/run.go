@@ -396,6 +396,10 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 		if numbered {
 			num = fmt.Sprintf("[%d] ", i+1)
 		}
+		text := fmt.Sprintf("    %s%s: %s", num, verb, s.Name())
+		if s.Action == ActionInvalid {
+			text += fmt.Sprintf(" -> %s (%s)", s.Dest, s.Reason)
+		}
 		switch {
 		case err != nil:
 			x.fail(s.Source, err)
@@ -406,7 +410,10 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 				lines.put(i, line)
 			}
 		case lines != nil:
-			lines.put(i, func() { x.p.Infof("    %s%s: %s", num, verb, s.Name()) })
+			lines.put(i, func() { x.p.Infof("%s", text) })
+		case s.Action == ActionInvalid:
+			// Named even in a long run: the user will want to look.
+			x.p.Infof("%s", text)
 		case n%int64(x.opts.BatchSize) == 0:
 			x.p.Infof("    %s: %d/%d so far...", phase, n, total)
 		}

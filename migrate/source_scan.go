@@ -288,6 +288,9 @@ func (s *scanner) legacyFolder(f *folder) {
 		return
 	}
 	if r := s.matchRow(f); r != nil {
+		if len(f.problems) > 0 && s.opts.Printer != nil {
+			s.opts.Printer.Warnf("%s: %s; its metadata comes from the database row", f.rel, strings.Join(f.problems, "; "))
+		}
 		s.addItem(s.rowItem(r, f, f.rel))
 		return
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 
@@ -90,6 +91,28 @@ func (e *env) openLocked(command string) (c *archive.Collection, unlock func() e
 	lock, err := c.Lock(command)
 	if err != nil {
 		return nil, nil, err
+	}
+	return c, lock.Unlock, nil
+}
+
+// openReadOnly opens the collection for a command that changes nothing.
+// It takes the writer lock where it can, so that it does not read a tree
+// another folio process is changing, but creates no .folio/ to hold it
+// and goes on without it in a collection it cannot write.
+func (e *env) openReadOnly(command string) (c *archive.Collection, unlock func() error, err error) {
+	if c, err = archive.Inspect(e.dir()); err != nil {
+		return nil, nil, err
+	}
+	nothing := func() error { return nil }
+	if _, err := os.Stat(c.Path(archive.StateDir)); err != nil {
+		return c, nothing, nil // no folio process has used it
+	}
+	lock, err := c.Lock(command)
+	switch {
+	case errors.Is(err, archive.ErrLocked):
+		return nil, nil, err
+	case err != nil:
+		return c, nothing, nil // read-only: nobody can be changing it through folio
 	}
 	return c, lock.Unlock, nil
 }

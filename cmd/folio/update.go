@@ -58,7 +58,11 @@ remove).`,
 			}
 			opts.Fault = fault
 			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
-			coll, unlock, err := e.openLocked("update --migrate-only")
+			open := e.openLocked
+			if opts.DryRun {
+				open = e.openReadOnly
+			}
+			coll, unlock, err := open("update --migrate-only")
 			if err != nil {
 				return err
 			}

@@ -742,3 +742,35 @@ func TestUpdateSurvivesACrashAfterEveryIndex(t *testing.T) {
 		t.Errorf("only %d crashes; the index steps are not being reached", crashed)
 	}
 }
+
+// A dry run changes nothing at all: on an ArchiveBox folder folio has
+// never seen it creates no .folio/ (and so works where the user cannot
+// write); where another folio process holds the lock it exits 11.
+func TestUpdateDryRunCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 3, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, archive.StateDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the generated folder already has %s", archive.StateDir)
+	}
+	r := updRun(t, dir, nil, "update", "--migrate-only", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "3 to move") {
+		t.Fatalf("dry run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, archive.StateDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dry run created %s: %v", archive.StateDir, err)
+	}
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := c.Lock("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if r := updRun(t, dir, nil, "update", "--migrate-only", "--dry-run"); r.code != 11 {
+		t.Errorf("dry run of a locked collection: exit %d, want 11\n%s", r.code, r.stderr)
+	}
+}
