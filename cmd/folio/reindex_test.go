@@ -117,14 +117,7 @@ func TestReindexUsage(t *testing.T) {
 
 func TestReindexLocked(t *testing.T) {
 	dir, _ := catCollection(t, 5)
-	c, err := archive.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := c.Lock("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockCollection(t, dir)
 	r := catRun(t, dir, "reindex").want(t, 11)
 	if !strings.Contains(r.stderr, "collection is locked") || !strings.Contains(r.stderr, "'folio test'") {
 		t.Errorf("stderr %q", r.stderr)
@@ -132,10 +125,7 @@ func TestReindexLocked(t *testing.T) {
 	// Reading needs no lock once the catalog is filled.
 	lock.Unlock()
 	catRun(t, dir, "reindex").want(t, 0)
-	if lock, err = c.Lock("test"); err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Unlock()
+	defer lockCollection(t, dir).Unlock()
 	if r := catRun(t, dir, "list").want(t, 0); strings.Count(r.stdout, "\n") != 6 {
 		t.Errorf("list under a held lock: %q", r.stdout)
 	}
@@ -208,4 +198,19 @@ func TestReindexInterrupted(t *testing.T) {
 	if got := strings.Count(catRun(t, dir, "list").want(t, 0).stdout, "\n"); got != len(m.Snapshots)+1 {
 		t.Errorf("list after interrupt: %d lines, want %d", got, len(m.Snapshots)+1)
 	}
+}
+
+// lockCollection takes the writer lock of the collection at dir, as
+// another folio process running 'folio test' would hold it.
+func lockCollection(t *testing.T, dir string) *archive.Lock {
+	t.Helper()
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := c.Lock("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }

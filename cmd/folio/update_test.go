@@ -374,14 +374,7 @@ func TestUpdatePartialAndLocked(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "archive/1500086400/pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := archive.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := c.Lock("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockCollection(t, dir)
 	if r := updRun(t, dir, nil, "update", "--migrate-only"); r.code != 11 {
 		t.Errorf("locked collection: exit %d, want 11\n%s", r.code, r.stderr)
 	}
@@ -761,14 +754,7 @@ func TestUpdateDryRunCreatesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, archive.StateDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the dry run created %s: %v", archive.StateDir, err)
 	}
-	c, err := archive.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := c.Lock("test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockCollection(t, dir)
 	defer lock.Unlock()
 	if r := updRun(t, dir, nil, "update", "--migrate-only", "--dry-run"); r.code != 11 {
 		t.Errorf("dry run of a locked collection: exit %d, want 11\n%s", r.code, r.stderr)
