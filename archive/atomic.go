@@ -193,31 +193,51 @@ func ReadFd(fd int, size int64) ([]byte, error) {
 var ErrNotRegular = errors.New("not a regular file")
 
 // ReadRegular reads the file at path, which must be a regular file (or a
-// symlink to one). It never blocks on a fifo: the file is opened
-// non-blocking; a folder fails with EISDIR, anything else but a regular
-// file with ErrNotRegular, naming its kind. Errors are *fs.PathError, as from os.ReadFile.
+// symlink to one), without blocking on a fifo (see OpenRegular). Errors
+// are *fs.PathError, as from os.ReadFile.
 func ReadRegular(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, st, err := OpenRegular(path, false)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFDIR:
-		return nil, &fs.PathError{Op: "read", Path: path, Err: unix.EISDIR}
-	default:
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(st.Mode))}
-	}
 	data, err := ReadFd(fd, st.Size)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return data, nil
+}
+
+// OpenRegular opens the regular file at path for reading and returns its
+// fd and fstat. It never blocks on a fifo: the file is opened non-blocking
+// (which changes nothing for a regular file), and a folder fails with
+// EISDIR, anything else but a regular file with ErrNotRegular naming its
+// kind. With nofollow a symlink fails with ELOOP. Errors are
+// *fs.PathError.
+func OpenRegular(path string, nofollow bool) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	if nofollow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(path, flags, 0)
+	if err != nil {
+		return -1, st, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return fd, st, nil
+	case unix.S_IFDIR:
+		err = unix.EISDIR
+	default:
+		err = fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(st.Mode))
+	}
+	unix.Close(fd)
+	return -1, st, &fs.PathError{Op: "read", Path: path, Err: err}
 }
 
 // kindOf names the kind of file a stat mode describes.

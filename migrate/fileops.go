@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"folio/archive"
 )
 
 // The copy path touches every file of a snapshot several times (walk,
@@ -142,24 +145,14 @@ func fileMode(st *unix.Stat_t) fs.FileMode {
 
 // openRegular opens p for reading, never through a symlink and never
 // blocking on a fifo, and returns its stat; ok is false when p is not a
-// regular file (the fd is then closed).
+// regular file.
 func openRegular(p string) (fd int, st unix.Stat_t, ok bool, err error) {
-	fd, err = unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err == unix.ELOOP {
+	fd, st, err = archive.OpenRegular(p, true)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (pe.Err == unix.ELOOP || pe.Err == unix.EISDIR || errors.Is(pe.Err, archive.ErrNotRegular)) {
 		return -1, st, false, nil
 	}
-	if err != nil {
-		return -1, st, false, &fs.PathError{Op: "open", Path: p, Err: err}
-	}
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return -1, st, false, &fs.PathError{Op: "stat", Path: p, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return -1, st, false, nil
-	}
-	return fd, st, true, nil
+	return fd, st, err == nil, err
 }
 
 // compareResult is what comparing a destination file with its source found.
@@ -179,7 +172,7 @@ const (
 func compareFiles(src, dst string) (r compareResult, dstSize int64, err error) {
 	fb, stb, ok, err := openRegular(dst)
 	switch {
-	case err != nil && errIsNotExist(err):
+	case errors.Is(err, fs.ErrNotExist):
 		return fileMissing, 0, nil
 	case err != nil:
 		return 0, 0, err
@@ -203,11 +196,6 @@ func compareFiles(src, dst string) (r compareResult, dstSize int64, err error) {
 		return fileDiffers, stb.Size, err
 	}
 	return fileSame, stb.Size, nil
-}
-
-func errIsNotExist(err error) bool {
-	pe, ok := err.(*fs.PathError)
-	return ok && pe.Err == unix.ENOENT
 }
 
 // sameBytes compares the first size bytes of two open files, which must
