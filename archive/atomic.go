@@ -234,25 +234,26 @@ func OpenRegular(path string, nofollow bool) (int, unix.Stat_t, error) {
 	case unix.S_IFDIR:
 		err = unix.EISDIR
 	default:
-		err = fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(st.Mode))
+		err = fmt.Errorf("%w (%s)", ErrNotRegular, FileKind(st.Mode))
 	}
 	unix.Close(fd)
 	return -1, st, &fs.PathError{Op: "read", Path: path, Err: err}
 }
 
-// kindOf names the kind of file a stat mode describes.
-func kindOf(mode uint32) string {
+// FileKind names the kind of special file a stat mode describes: "fifo",
+// "socket", "character device", "block device".
+func FileKind(mode uint32) string {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFIFO:
-		return "a fifo"
+		return "fifo"
 	case unix.S_IFSOCK:
-		return "a socket"
+		return "socket"
 	case unix.S_IFCHR:
-		return "a character device"
+		return "character device"
 	case unix.S_IFBLK:
-		return "a block device"
+		return "block device"
 	}
-	return "a special file"
+	return "special file"
 }
 
 // SyncDir fsyncs a directory so a rename or create inside it is durable.

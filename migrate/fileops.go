@@ -58,7 +58,7 @@ func (w *treeWalker) walk(parent int, name, rel string, st *unix.Stat_t) error {
 		e.size = 0
 	case e.isRegular():
 	default:
-		return fmt.Errorf("%w %s (%s)", ErrSpecialFile, under(w.root, rel), kindOf(e.mode))
+		return fmt.Errorf("%w %s (%s)", ErrSpecialFile, under(w.root, rel), archive.FileKind(st.Mode))
 	}
 	w.out = append(w.out, e)
 	if !e.isDir() {

@@ -50,22 +50,6 @@ func (e *treeEntry) isDir() bool     { return e.mode.IsDir() }
 func (e *treeEntry) isLink() bool    { return e.mode&fs.ModeSymlink != 0 }
 func (e *treeEntry) isRegular() bool { return e.mode.IsRegular() }
 
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "fifo"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeIrregular != 0:
-		return "irregular file"
-	}
-	return "special file"
-}
-
 func treeBytes(tree []treeEntry) (files, bytes int64) {
 	for i := range tree {
 		if tree[i].isRegular() {

@@ -117,21 +117,19 @@ type fileStat struct {
 // returns the file's stat taken before the read, so a write racing with
 // the read shows up as a change next time.
 func readIndexFile(path string) (fileStat, []byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fd, st, err := archive.OpenRegular(path, true)
 	if err != nil {
-		if err == unix.ELOOP {
+		// The catalog's problems name the folder: keep the bare reason.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if err == unix.ELOOP || err == unix.EISDIR || errors.Is(err, archive.ErrNotRegular) {
 			return fileStat{}, nil, ErrNotRegular
 		}
 		return fileStat{}, nil, errnoErr(err)
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fileStat{}, nil, errnoErr(err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileStat{}, nil, ErrNotRegular
-	}
 	fst := fileStat{size: st.Size, mtime: st.Mtim.Nano(), ino: st.Ino}
 	data, err := archive.ReadFd(fd, st.Size)
 	if err != nil {
