@@ -149,9 +149,6 @@ func (b *B) migrateAcross(tmpl string, bytes int64, work string) error {
 		return err
 	}
 	defer t.close()
-	if err := t.reset(tmpl); err != nil {
-		return err
-	}
 	reset := func() error { return t.reset(tmpl) }
 	cps, err := b.Repeat(reset, func() *exec.Cmd { return t.copyCmd("sync") })
 	if err != nil {
