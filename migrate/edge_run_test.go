@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -265,17 +266,29 @@ func TestRunKeepsForeignIndexLines(t *testing.T) {
 
 // §7.5: only names whose Python float lies in the range are legacy
 // folders; every other folder under archive/ stays as it is and none goes
-// to invalid/.
+// to invalid/. Those that hold a snapshot record are named as left behind
+// and fail the run (exit 3), in every run until the user renames them;
+// reserved and dot names are not looked at.
 func TestRunLeavesNonTimestampFolders(t *testing.T) {
 	files := map[string]string{}
-	others := []string{"nan", "inf", "788918399", "2082758401", "123_abc", "1508259732_1", ".hidden1508259732", "snapshots", "crawls", "0x5a0a0b54"}
+	stranded := []string{"nan", "inf", "788918399", "2082758401", "123_abc", "1508259732_1", "0x5a0a0b54"}
+	others := append([]string{".hidden1508259732", "snapshots", "crawls"}, stranded...)
 	for _, name := range append([]string{"1.5e9", "1_508_259_732"}, others...) {
 		files["archive/"+name+"/index.json"] = `{"url": "https://x.example.com/` + name + `"}`
 	}
 	dir, c := edgeCollection(t, files)
 	before := treeState(t, dir)
-	if _, err := Run(context.Background(), c, runOpts(testIDs())); err != nil {
-		t.Fatal(err)
+	for run := 1; run <= 2; run++ {
+		st, err := Run(context.Background(), c, runOpts(testIDs()))
+		if !errors.Is(err, archive.ErrPartial) || st.Failed != int64(len(stranded)) {
+			t.Fatalf("run %d: err %v, %d failed, want ErrPartial and %d", run, err, st.Failed, len(stranded))
+		}
+		for i, f := range st.Failures {
+			if want := "archive/" + slices.Sorted(slices.Values(stranded))[i]; f.Source != want || !errors.Is(f.Err, ErrLeftBehind) ||
+				!strings.Contains(f.Err.Error(), "https://x.example.com/") {
+				t.Errorf("run %d: failure %s: %v, want %s left behind, naming its url", run, f.Source, f.Err, want)
+			}
+		}
 	}
 	after := treeState(t, dir)
 	for _, name := range others {

@@ -34,6 +34,10 @@ var (
 	// symlink is kept and the row fails, as in ArchiveBox ("Legacy output
 	// symlink does not point to the expected target").
 	ErrLegacySymlink = errors.New("legacy output symlink does not point to the expected target")
+	// ErrLeftBehind: a folder under archive/ that holds a snapshot's files
+	// is still there when the run ends. The run fails rather than report
+	// a migration complete that left data behind.
+	ErrLeftBehind = errors.New("left behind")
 )
 
 // treeEntry is one thing in a snapshot tree, as Lstat saw it.
@@ -187,7 +191,25 @@ const (
 	opCreate copyOp = iota // absent at the destination: copy it
 	opSame                 // identical treeEntry already there
 	opLater                // root index.jsonl that differs: merged by the index step
+	opSide                 // root index.json or index.html that differs: copied beside it (sideIndex)
 )
+
+// sideIndex is where a merged folder's root index.json (or index.html)
+// goes when the destination already holds a different one: beside it,
+// named after the folder it comes from (index.<folder name>.json). Two
+// folders of one snapshot (its archive/<timestamp> folder and the 0.9
+// folder an earlier ArchiveBox run began to fill) each carry such a record
+// of the snapshot; their facts are merged into index.jsonl, and both files
+// are kept byte for byte. ok is false for every other entry.
+func sideIndex(src, rel string) (side string, ok bool) {
+	ext, ok := sideIndexed[rel]
+	if !ok {
+		return "", false
+	}
+	return "index." + filepath.Base(src) + ext, true
+}
+
+var sideIndexed = map[string]string{archive.LegacyIndexFile: ".json", "index.html": ".html"}
 
 // preflight compares the source tree with an existing destination and
 // decides each treeEntry, before anything is written: one differing treeEntry
@@ -240,10 +262,24 @@ func preflight(src, dst string, tree []treeEntry) ([]copyOp, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !same {
+			if same {
+				ops[i] = opSame
+				continue
+			}
+			side, ok := sideIndex(src, e.rel)
+			if !ok {
 				return nil, fmt.Errorf("%w: %s", ErrWouldOverwrite, d)
 			}
-			ops[i] = opSame
+			ops[i] = opSide
+			r, _, err := compareFiles(under(src, e.rel), under(dst, side))
+			switch {
+			case err != nil:
+				return nil, err
+			case r == fileSame:
+				ops[i] = opSame
+			case r != fileMissing:
+				return nil, fmt.Errorf("%w: %s (where the differing %s of %s is kept)", ErrWouldOverwrite, under(dst, side), e.rel, src)
+			}
 		}
 	}
 	return ops, nil
@@ -269,11 +305,15 @@ func (c *copier) copyTree(src, dst string, tree []treeEntry, ops []copyOp, direc
 	}()
 	var dirs []int // created dirs, to get their mode and times at the end
 	for i := range tree {
-		if ops[i] != opCreate {
+		if ops[i] != opCreate && ops[i] != opSide {
 			continue
 		}
 		e := &tree[i]
 		s, d := under(src, e.rel), under(dst, e.rel)
+		if ops[i] == opSide {
+			side, _ := sideIndex(src, e.rel)
+			d = under(dst, side)
+		}
 		switch {
 		case e.isDir():
 			if err := os.Mkdir(d, 0o700); err != nil {

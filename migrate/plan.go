@@ -37,8 +37,16 @@ const (
 	// ActionCrawl renames a crawl folder named by a dashed id to its
 	// compact id.
 	ActionCrawl Action = "crawl"
+	// ActionMerge merges a second folder of a snapshot (its 0.9 folder
+	// named by a dashed id beside its archive/<timestamp> folder, say) into
+	// the destination the first one moves to: copied without replacing
+	// anything, verified, then deleted. Merges run after every move.
+	ActionMerge Action = "merge"
 	// ActionSkip leaves an entry alone, for Reason.
 	ActionSkip Action = "skip"
+	// ActionLeave leaves a folder that holds a snapshot the migration
+	// cannot take, for Reason; the run reports it as failed.
+	ActionLeave Action = "leave"
 )
 
 // Step is one entry of a Plan. Paths are slash paths relative to the data
@@ -91,7 +99,7 @@ func (p *Plan) Count(a Action) int {
 }
 
 // Work reports whether executing the plan would change anything.
-func (p *Plan) Work() int { return len(p.Steps) - p.Count(ActionSkip) }
+func (p *Plan) Work() int { return len(p.Steps) - p.Count(ActionSkip) - p.Count(ActionLeave) }
 
 // NewPlan decides what to do with everything inv holds. now dates the
 // invalid/ folder (UTC). It only looks at the disk (to see which
@@ -117,7 +125,7 @@ func NewPlan(c *archive.Collection, inv *Inventory, now time.Time) (*Plan, error
 		p.Steps = append(p.Steps, Step{Action: ActionCrawl, Source: cr.Dir, Dest: dest, Phase: 2, Crawl: cr})
 	}
 	planned := map[string]string{} // destination -> source that claims it
-	var phase2 []Step
+	var phase2, merges []Step
 	for i := range inv.Items {
 		it := &inv.Items[i]
 		st := Step{Item: it, Source: it.Source, Phase: 2}
@@ -133,6 +141,12 @@ func NewPlan(c *archive.Collection, inv *Inventory, now time.Time) (*Plan, error
 		switch {
 		case err != nil:
 			st.Action, st.Reason = ActionSkip, err.Error()
+		case clash && it.Source != "" && prev != "":
+			// The destination names the snapshot's id: this is a second
+			// folder of the same snapshot.
+			st.Action, st.Dest = ActionMerge, dest
+			merges = append(merges, st)
+			continue
 		case clash:
 			st.Action, st.Reason = ActionSkip, fmt.Sprintf("%s is also the destination of %s", dest, describe(prev))
 		default:
@@ -174,9 +188,12 @@ func NewPlan(c *archive.Collection, inv *Inventory, now time.Time) (*Plan, error
 		taken[dest] = true
 		p.Steps = append(p.Steps, Step{Action: ActionInvalid, Source: inval.Source, Dest: dest, Reason: inval.Reason, Phase: 1})
 	}
-	p.Steps = append(p.Steps, phase2...)
+	p.Steps = append(append(p.Steps, phase2...), merges...)
 	for _, sk := range inv.Skipped {
 		p.Steps = append(p.Steps, Step{Action: ActionSkip, Source: sk.Source, Reason: sk.Reason, Phase: 1})
+	}
+	for _, sk := range inv.Stranded {
+		p.Steps = append(p.Steps, Step{Action: ActionLeave, Source: sk.Source, Reason: sk.Reason, Phase: 1})
 	}
 	return p, nil
 }
@@ -213,13 +230,20 @@ func (p *Plan) Format(w io.Writer) error {
 			fmt.Fprintf(&b, "unlink   %s (symlink into archive/users)\n", s.Source)
 		case ActionCrawl:
 			fmt.Fprintf(&b, "crawl    %s -> %s\n", s.Source, s.Dest)
+		case ActionMerge:
+			fmt.Fprintf(&b, "merge    %s -> %s (a second folder of snapshot %s)\n", s.Source, s.Dest, s.Item.Snapshot.ID)
 		case ActionSkip:
 			fmt.Fprintf(&b, "skip     %s (%s)\n", s.Source, s.Reason)
+		case ActionLeave:
+			fmt.Fprintf(&b, "leave    %s (%s)\n", s.Source, s.Reason)
 		}
 	}
-	fmt.Fprintf(&b, "\n%d to move, %d to index, %d to create, %d invalid, %d symlinks to remove, %d crawl folders to rename, %d skipped, %d already current\n",
-		p.Count(ActionMove), p.Count(ActionIndex), p.Count(ActionCreate), p.Count(ActionInvalid),
-		p.Count(ActionUnlink), p.Count(ActionCrawl), p.Count(ActionSkip), p.Current)
+	fmt.Fprintf(&b, "\n%d to move, %d to merge, %d to index, %d to create, %d invalid, %d symlinks to remove, %d crawl folders to rename, %d skipped, %d left behind, %d already current\n",
+		p.Count(ActionMove), p.Count(ActionMerge), p.Count(ActionIndex), p.Count(ActionCreate), p.Count(ActionInvalid),
+		p.Count(ActionUnlink), p.Count(ActionCrawl), p.Count(ActionSkip), p.Count(ActionLeave), p.Current)
+	if n := p.Count(ActionLeave); n > 0 {
+		fmt.Fprintf(&b, "%d folders hold snapshots the migration cannot take; the run will report them as failed\n", n)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

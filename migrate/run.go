@@ -48,7 +48,10 @@ type Options struct {
 	// "copied", "verified", "indexed", "deleting", "deleted", "done"), in the
 	// middle of every copied file ("write") and before every entry a
 	// deletion removes ("remove"); a non-nil error fails that snapshot
-	// there. Tests use it to inject write errors and crashes.
+	// there. Tests use it to inject write errors and crashes. At
+	// FaultForget, asked once for every move of the plan, an error drops
+	// that move, as a faulty plan would: the check after the run must then
+	// report the folder as left behind.
 	Fault func(step, source string) error
 
 	IDs     archive.IDSource
@@ -66,6 +69,7 @@ type Stats struct {
 	Skipped   int64 // entries left alone (see the plan for why)
 	Failed    int64 // entries that failed; their sources are intact
 	Crawls    int64 // crawl folders renamed to compact ids
+	Merged    int64 // second folders of snapshots merged into the first's destination
 	Recovered int64 // interrupted entries of an earlier run finished or rolled back
 	Files     int64 // files moved
 	Bytes     int64 // bytes moved
@@ -83,7 +87,7 @@ type Failure struct {
 
 // Work reports whether the run changed anything.
 func (s *Stats) Work() int64 {
-	return s.Migrated + s.Symlinks + s.Invalid + s.Crawls + s.Recovered
+	return s.Migrated + s.Symlinks + s.Invalid + s.Crawls + s.Merged + s.Recovered
 }
 
 // WriteTable writes the final summary table of a run that ended with err
@@ -113,6 +117,9 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 	}
 	if s.Crawls > 0 {
 		fmt.Fprintf(&b, "    %-18s %d\n", "Renamed crawls:", s.Crawls)
+	}
+	if s.Merged > 0 {
+		fmt.Fprintf(&b, "    %-18s %d\n", "Merged folders:", s.Merged)
 	}
 	if s.Recovered > 0 {
 		fmt.Fprintf(&b, "    %-18s %d\n", "Recovered:", s.Recovered)
@@ -197,6 +204,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 		return nil, err
 	}
 	x.protect(plan)
+	x.forget(plan)
 	if opts.DryRun {
 		if err := plan.Format(opts.PlanOut); err != nil {
 			return nil, err
@@ -208,6 +216,9 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	x.st.Current = int64(plan.Current)
 	err = x.execute(ctx, plan)
 	x.dirs.tidy()
+	if err == nil && ctx.Err() == nil {
+		err = x.checkDrained(inv)
+	}
 	if err == nil {
 		// Index files were written without an fsync each; make them
 		// durable before the journal that can redo them is cleared.
@@ -294,14 +305,36 @@ func (x *executor) protect(p *Plan) {
 	p.Steps = steps
 }
 
+// FaultForget is the Options.Fault step that drops a move from the plan.
+const FaultForget = "forget"
+
+// forget drops the moves Options.Fault refuses at FaultForget.
+func (x *executor) forget(p *Plan) {
+	if x.opts.Fault == nil {
+		return
+	}
+	steps := p.Steps[:0]
+	for _, s := range p.Steps {
+		if (s.Action == ActionMove || s.Action == ActionMerge) && x.opts.Fault(FaultForget, s.Source) != nil {
+			continue
+		}
+		steps = append(steps, s)
+	}
+	p.Steps = steps
+}
+
 // execute runs the plan's phases.
 func (x *executor) execute(ctx context.Context, plan *Plan) error {
-	var unlink, crawls, phase1, phase2, skips []*Step
+	var unlink, crawls, phase1, phase2, merges, skips, leaves []*Step
 	for i := range plan.Steps {
 		s := &plan.Steps[i]
 		switch {
 		case s.Action == ActionSkip:
 			skips = append(skips, s)
+		case s.Action == ActionLeave:
+			leaves = append(leaves, s)
+		case s.Action == ActionMerge:
+			merges = append(merges, s)
 		case s.Action == ActionUnlink:
 			unlink = append(unlink, s)
 		case s.Action == ActionCrawl:
@@ -318,6 +351,11 @@ func (x *executor) execute(ctx context.Context, plan *Plan) error {
 			x.st.Skipped++ // an unreadable folder counts as failed
 		}
 		x.p.Infof("    Skipped (%s): %s", s.Reason, s.Source)
+	}
+	for _, s := range leaves {
+		err := fmt.Errorf("%s: %w: it %s", s.Source, ErrLeftBehind, s.Reason)
+		x.p.Warnf("    Left behind: %v", err)
+		x.fail(s.Source, err)
 	}
 	for _, s := range unlink {
 		if ctx.Err() != nil {
@@ -336,8 +374,12 @@ func (x *executor) execute(ctx context.Context, plan *Plan) error {
 	x.p.Infof("[*] Phase 2: Selecting database snapshots with stale filesystem versions...")
 	x.p.Infof("    Found %d stale filesystem snapshots", len(phase2))
 	x.runSteps(ctx, "phase 2", phase2, true)
+	if len(merges) > 0 && ctx.Err() == nil {
+		x.p.Infof("    Merging %d second folders of snapshots moved above", len(merges))
+		x.runSteps(ctx, "merge", merges, true)
+	}
 	if ctx.Err() != nil {
-		x.st.Resume = resumePoint(append(phase1, phase2...), x)
+		x.st.Resume = resumePoint(append(append(phase1, phase2...), merges...), x)
 	}
 	return nil
 }
@@ -390,6 +432,8 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 				st.Invalid++
 			case ActionCrawl:
 				st.Crawls++
+			case ActionMerge:
+				st.Merged++
 			}
 		})
 		num := ""
@@ -489,6 +533,8 @@ func (x *executor) step(s *Step) (string, error) {
 	switch s.Action {
 	case ActionMove:
 		return "Migrated", x.relocate(s, modeCopy, s.Item)
+	case ActionMerge:
+		return "Merged", x.relocate(s, modeCopy, s.Item)
 	case ActionCreate, ActionIndex:
 		changed, err := x.indexOnly(s)
 		if err != nil {

@@ -446,7 +446,7 @@ func TestRunFaultAtEveryStep(t *testing.T) {
 	}
 }
 
-func TestPlanInvalidSuffixesAndClashes(t *testing.T) {
+func TestPlanInvalidSuffixesMergesAndLeaves(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := archive.Init(dir, false); err != nil {
 		t.Fatal(err)
@@ -462,8 +462,9 @@ func TestPlanInvalidSuffixesAndClashes(t *testing.T) {
 			{Snapshot: archive.Snapshot{ID: "0190f3c2a1b27c3d8e4f5a6b7c8d9e01", URL: "https://example.org/"}, User: "admin"},
 			{Snapshot: archive.Snapshot{ID: "not-an-id", URL: "https://example.org/"}, User: "admin", Source: "archive/1600000000"},
 		},
-		Invalid: []Invalid{{Source: "archive/123", Reason: "no url"}, {Source: "archive/other/123", Reason: "no url"}},
-		Skipped: []Skipped{{Source: "archive/hello", Reason: "not a legacy timestamp folder"}},
+		Invalid:  []Invalid{{Source: "archive/123", Reason: "no url"}, {Source: "archive/other/123", Reason: "no url"}},
+		Skipped:  []Skipped{{Source: "archive/hello", Reason: "not a legacy timestamp folder"}},
+		Stranded: []Skipped{{Source: "archive/20240101120000.000000", Reason: "holds a snapshot nobody claims"}},
 	}
 	p, err := NewPlan(c, inv, testNow)
 	must(t, err)
@@ -471,13 +472,15 @@ func TestPlanInvalidSuffixesAndClashes(t *testing.T) {
 	must(t, p.Format(&out))
 	for _, want := range []string{
 		"move     archive/1508259732 -> archive/users/system/snapshots/20171017/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d9e0f\n",
-		"skip     archive/1508259732.0 (archive/users/system/snapshots/20171017/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d9e0f is also the destination of archive/1508259732)\n",
+		"merge    archive/1508259732.0 -> archive/users/system/snapshots/20171017/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d9e0f (a second folder of snapshot 0190f3c2a1b27c3d8e4f5a6b7c8d9e0f)\n",
 		"create   archive/users/admin/snapshots/unknown/example.org/0190f3c2a1b27c3d8e4f5a6b7c8d9e01/index.jsonl (no folder on disk)\n",
 		"skip     archive/1600000000 (snapshot dir: id \"not-an-id\" is not 32 lowercase hex digits)\n",
 		"invalid  archive/123 -> invalid/20260901/123_2 (no url)\n",
 		"invalid  archive/other/123 -> invalid/20260901/123_3 (no url)\n",
 		"skip     archive/hello (not a legacy timestamp folder)\n",
-		"1 to move, 0 to index, 1 to create, 2 invalid, 0 symlinks to remove, 0 crawl folders to rename, 3 skipped, 0 already current\n",
+		"leave    archive/20240101120000.000000 (holds a snapshot nobody claims)\n",
+		"1 to move, 1 to merge, 0 to index, 1 to create, 2 invalid, 0 symlinks to remove, 0 crawl folders to rename, 2 skipped, 1 left behind, 0 already current\n",
+		"1 folders hold snapshots the migration cannot take; the run will report them as failed\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, out.String())

@@ -92,6 +92,11 @@ type Inventory struct {
 	Items   []Item
 	Invalid []Invalid
 	Skipped []Skipped
+	// Stranded are folders under archive/ that hold a snapshot the
+	// migration cannot take (a name that is not a timestamp, and no
+	// database row named by it): left as they are, and a failure of the
+	// run, since their files would otherwise stay behind unnoticed.
+	Stranded []Skipped
 	// Symlinks are archive/<timestamp> symlinks that resolve inside
 	// archive/users (compatibility links of 0.9 dev), to be removed.
 	Symlinks []string
@@ -104,6 +109,13 @@ type Inventory struct {
 	// Current counts snapshots already at the current layout (a compact-id
 	// folder with an index.jsonl) that need no work.
 	Current int
+
+	// rows are the legacy database's rows by timestamp and deferred the
+	// legacy folder names this scan left for a later run (--resume, or
+	// unreadable): what the check after a run needs to tell a folder left
+	// behind from one left on purpose.
+	rows     map[string][]*dbRow
+	deferred map[string]bool
 }
 
 // ScanOptions configure Scan.

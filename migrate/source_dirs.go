@@ -35,6 +35,26 @@ type folder struct {
 	wayback   string // original URL recovered from archive.org.txt
 	problems  []string
 	err       error // the folder could not be read
+	// rowNamed: a folder under archive/ named not by a legacy timestamp
+	// but exactly by a database row's timestamp, which it belongs to.
+	rowNamed bool
+}
+
+// snapshotURL is the url the folder's records give, else the one
+// archive.org.txt recovers ("" when none).
+func (f *folder) snapshotURL() string {
+	if f.hasSnap && f.snap.URL != "" {
+		return f.snap.URL
+	}
+	return f.wayback
+}
+
+// urlFrom names the file snapshotURL comes from.
+func (f *folder) urlFrom() string {
+	if f.hasSnap && f.snap.URL != "" {
+		return f.from
+	}
+	return "archive.org.txt"
 }
 
 // readFolder reads the index files of the folder at abs. Missing files are

@@ -227,15 +227,22 @@ func TestEdgeCases(t *testing.T) {
 			t.Errorf("resumed order %q, want %q", order, want)
 		}
 	})
-	t.Run("7.10a_out_of_range_timestamp_kept_verbatim_folder_untouched", func(t *testing.T) {
+	t.Run("7.10a_out_of_range_timestamp_kept_verbatim_row_takes_its_folder", func(t *testing.T) {
 		m, inv := generate(t, gen.LegacyOptions{Version: gen.Legacy04, Edges: []gen.Edge{gen.EdgeOutOfRange}})
 		checkInventory(t, m, inv)
 		it := findItem(t, inv, "https://out-of-range.example.com/", "20240101120000.000000")
-		if it.Source != "" || bucket(it.Snapshot) != "20240101" {
+		if it.Source != "archive/20240101120000.000000" || bucket(it.Snapshot) != "20240101" {
 			t.Errorf("source %q bucket %s", it.Source, bucket(it.Snapshot))
 		}
-		if len(inv.Invalid) != 0 {
-			t.Errorf("invalid %v", inv.Invalid)
+		if len(inv.Invalid) != 0 || len(inv.Stranded) != 0 {
+			t.Errorf("invalid %v stranded %v", inv.Invalid, inv.Stranded)
+		}
+	})
+	t.Run("7.10a_out_of_range_folder_without_row_or_record_untouched", func(t *testing.T) {
+		m, inv := generate(t, gen.LegacyOptions{Version: gen.Legacy04, NoDB: true, Edges: []gen.Edge{gen.EdgeOutOfRange}})
+		checkInventory(t, m, inv)
+		if len(inv.Items) != 0 || len(inv.Invalid) != 0 || len(inv.Stranded) != 0 {
+			t.Errorf("items %d invalid %v stranded %v", len(inv.Items), inv.Invalid, inv.Stranded)
 		}
 	})
 	t.Run("7.11_jsonl_without_snapshot_falls_back_to_index_json", func(t *testing.T) {

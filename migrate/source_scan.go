@@ -38,7 +38,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 		opts.Workers = 16
 	}
 	s := &scanner{c: c, opts: opts, now: opts.Now().UTC(), inv: &Inventory{},
-		claimed: map[string]bool{}, taken: map[string]bool{}, crawls: map[string]*Crawl{},
+		claimed: map[string]bool{}, itemOf: map[string]int{}, taken: map[string]bool{}, crawls: map[string]*Crawl{},
 		orphanURLs: map[string]bool{}, skippedTS: map[string]bool{}, linkedTS: map[string]error{}}
 	// The database is read while the folders are: both are I/O and the
 	// decisions below need both.
@@ -86,7 +86,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	if err != nil {
 		return nil, err
 	}
-	toRead := append(append(legacy, dashed...), compact...)
+	toRead := append(append(append(legacy, dashed...), compact...), s.unnamed...)
 	for _, f := range bare {
 		toRead = append(toRead, f)
 	}
@@ -106,6 +106,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			s.taken[r.Timestamp] = true
 		}
 	}
+	legacy = append(legacy, s.rowNamed()...)
 	// Phase 1 order: newest mtime first.
 	sort.SliceStable(legacy, func(i, j int) bool {
 		if !legacy[i].mtime.Equal(legacy[j].mtime) {
@@ -176,6 +177,10 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	}
 	sort.SliceStable(s.inv.Skipped, func(i, j int) bool { return s.inv.Skipped[i].Source < s.inv.Skipped[j].Source })
 	s.finishCrawls(crawlDirs)
+	if ldb != nil {
+		s.inv.rows = ldb.ByTS
+	}
+	s.inv.deferred = s.skippedTS
 	return s.inv, nil
 }
 
@@ -187,6 +192,7 @@ type scanner struct {
 	inv  *Inventory
 
 	claimed   map[string]bool // snapshot ids that have an item
+	itemOf    map[string]int  // snapshot id -> index of its first item
 	taken     map[string]bool // timestamps in use
 	skippedTS map[string]bool // legacy folder names left out by Resume
 	// linkedTS: legacy timestamps whose archive/<timestamp> is a symlink
@@ -195,6 +201,10 @@ type scanner struct {
 	// ("Legacy output symlink does not point to the expected target",
 	// formats spec §3.6): an empty new folder would hide its files.
 	linkedTS map[string]error
+
+	// unnamed are the folders under archive/ whose names are not legacy
+	// timestamps (rowNamed sorts them out).
+	unnamed []*folder
 
 	compact   map[string]currentDir // compact-id snapshot folders by id
 	crawlDirs map[string]crawlDir   // crawl folders by compact id (compact preferred)
@@ -255,7 +265,9 @@ func (s *scanner) listArchive() ([]*folder, error) {
 		case !e.IsDir():
 			s.skip(rel, "not a directory")
 		case !legacy:
-			s.skip(rel, "not a legacy timestamp folder")
+			// Kept for the decision once the database is read: a folder
+			// named exactly by a row's timestamp belongs to that row.
+			s.unnamed = append(s.unnamed, &folder{name: name, rel: rel})
 		case s.opts.Resume != "" && name > s.opts.Resume:
 			s.skippedTS[name] = true
 		default:
@@ -263,6 +275,40 @@ func (s *scanner) listArchive() ([]*folder, error) {
 		}
 	}
 	return out, nil
+}
+
+// rowNamed sorts the folders under archive/ whose names are not legacy
+// timestamps. A folder named exactly by a database row's timestamp (the
+// 20240101120000.000000 of ArchiveBox's own test seeds and of some imports)
+// is that row's legacy folder and is returned to migrate with it: ArchiveBox
+// finds it as the row's archive/<timestamp> output directory. A folder that
+// holds a snapshot record no row claims is left behind, which the run
+// reports as a failure (never "complete" while a snapshot stays behind);
+// anything else is not ArchiveBox's and stays as it is (formats spec
+// §7.10a, §3.9).
+func (s *scanner) rowNamed() []*folder {
+	var out []*folder
+	for _, f := range s.unnamed {
+		switch {
+		case s.db != nil && len(s.db.ByTS[f.name]) > 0:
+			if s.opts.Resume != "" && f.name > s.opts.Resume {
+				s.skippedTS[f.name] = true
+				continue
+			}
+			f.rowNamed = true
+			out = append(out, f)
+		case f.err == nil && f.snapshotURL() != "":
+			reason := fmt.Sprintf("holds a snapshot of %s (%s), but its name is not a timestamp", f.snapshotURL(), f.urlFrom())
+			if s.db != nil {
+				reason += " and no database row has it"
+			}
+			s.inv.Stranded = append(s.inv.Stranded, Skipped{Source: f.rel,
+				Reason: reason + "; rename it to archive/<unix timestamp> to migrate it"})
+		default:
+			s.skip(f.rel, "not a legacy timestamp folder")
+		}
+	}
+	return out
 }
 
 func (s *scanner) skip(rel, reason string) {
@@ -291,13 +337,21 @@ func (s *scanner) legacyFolder(f *folder) {
 		if len(f.problems) > 0 && s.opts.Printer != nil {
 			s.opts.Printer.Warnf("%s: %s; its metadata comes from the database row", f.rel, strings.Join(f.problems, "; "))
 		}
+		if u := f.snapshotURL(); f.rowNamed && u != "" && u != r.URL && s.opts.Printer != nil {
+			s.opts.Printer.Warnf("%s: its %s names %s, database row %s with its timestamp names %s; it migrates with the row",
+				f.rel, f.urlFrom(), u, r.ID, r.URL)
+		}
 		s.addItem(s.rowItem(r, f, f.rel))
 		return
 	}
-	url, from := f.snap.URL, f.from
-	if url == "" && f.wayback != "" {
-		url, from = f.wayback, "archive.org.txt"
+	if f.rowNamed {
+		// Its row went to another folder; without a timestamp of its own
+		// it can be neither imported nor judged invalid.
+		s.inv.Stranded = append(s.inv.Stranded, Skipped{Source: f.rel,
+			Reason: "named by the timestamp of database row " + s.db.ByTS[f.name][0].ID + ", which another folder already holds"})
+		return
 	}
+	url, from := f.snapshotURL(), f.urlFrom()
 	if url == "" {
 		reason := "no url in index.jsonl, index.json or archive.org.txt"
 		if len(f.problems) > 0 {
@@ -325,7 +379,7 @@ func (s *scanner) matchRow(f *folder) *dbRow {
 		}
 		return nil
 	}
-	if !f.hasSnap || f.snap.URL == "" {
+	if f.rowNamed || !f.hasSnap || f.snap.URL == "" {
 		return free(s.db.ByTS[f.name], func(*dbRow) bool { return true })
 	}
 	ts, ok := layout.BestTimestamp(f.snap.Timestamp, f.name)
@@ -722,6 +776,18 @@ func (s *scanner) addItem(it Item) {
 	if !layout.Component(it.User) {
 		s.skip(it.Source, fmt.Sprintf("user name %q cannot name a folder", it.User))
 		return
+	}
+	if i, ok := s.itemOf[it.Snapshot.ID]; ok {
+		// A second folder of the snapshot (merged into the first's
+		// destination after it moves): its record carries what both
+		// folders know.
+		first := s.inv.Items[i].Snapshot
+		it.Snapshot.Tags = archive.NormalizeTags(append(append([]string(nil), first.Tags...), it.Snapshot.Tags...))
+		if t := bestTitle(it.Snapshot.URL, it.Snapshot.Title, first.Title); t != "" {
+			it.Snapshot.Title = t
+		}
+	} else {
+		s.itemOf[it.Snapshot.ID] = len(s.inv.Items)
 	}
 	s.claimed[it.Snapshot.ID] = true
 	s.inv.Items = append(s.inv.Items, it)

@@ -41,7 +41,8 @@ printed --resume value).
 Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
 FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is
 reached (planned, copied, verified, indexed, deleting, deleted, done, write,
-remove).`,
+remove); forget:N instead drops the Nth move of the plan, as a faulty plan
+would, which the check after the run must report as left behind.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !migrateOnly {
 				return usagef("capture updates are not available yet; use 'folio update --migrate-only'")
@@ -115,7 +116,8 @@ func updateCatalog(cmd *cobra.Command, coll *archive.Collection, p archive.Print
 }
 
 // faultFromEnv parses FOLIO_FAULT ("step:N", comma separated): the process
-// exits with status 99, as abruptly as a kill, the Nth time step is reached.
+// exits with status 99, as abruptly as a kill, the Nth time step is reached
+// (at migrate.FaultForget the step is dropped from the plan instead).
 func faultFromEnv(spec string) (func(step, source string) error, error) {
 	if spec == "" {
 		return nil, nil
@@ -135,6 +137,10 @@ func faultFromEnv(spec string) (func(step, source string) error, error) {
 	}
 	return func(step, source string) error {
 		if c := counts[step]; c != nil && c.Add(1) == at[step] {
+			if step == migrate.FaultForget {
+				fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d drops %s from the plan\n", step, at[step], source)
+				return errors.New("forgotten by FOLIO_FAULT")
+			}
 			fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d reached at %s\n", step, at[step], source)
 			os.Exit(99)
 		}
