@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
 
+	"folio/gen"
 	"folio/layout"
 )
 
@@ -279,5 +281,137 @@ func TestUpdateSeededCollections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An earlier ArchiveBox run began to migrate a snapshot: a 0.9 folder
+// named by the dashed id holds part of archive/<timestamp>'s files, the
+// index.json and index.jsonl a 0.9 save wrote, and an output of its own.
+// One run merges both folders into the compact-id folder, keeping every
+// byte (the 0.9 index.json beside the legacy one); the second run finds
+// nothing to do.
+func TestUpdateHalfMigratedDashedFolder(t *testing.T) {
+	dir := t.TempDir()
+	rows := seedCollection(t, dir, seedOptions{version: "0.8", crawls: true})
+	r := rows[0]
+	dashed := filepath.Join(filepath.Dir(r.dest()), layout.Dashed(r.id))
+	legacy := filepath.Join(dir, "archive", r.ts)
+	write := func(rel, data string) {
+		p := filepath.Join(dir, dashed, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rel := range []string{"screenshot.png", "singlefile.html", "favicon/index.html"} {
+		data, err := os.ReadFile(filepath.Join(legacy, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(rel, string(data))
+	}
+	dashedJSON := fmt.Sprintf(`{"TYPE": "core.models.Snapshot", "id": %q, "url": %q, "timestamp": %q, "fs_version": "0.9.0"}`, layout.Dashed(r.id), r.url, r.ts)
+	write("index.json", dashedJSON)
+	write("index.jsonl", fmt.Sprintf(`{"type": "Snapshot", "id": %q, "url": %q, "timestamp": %q, "fs_version": "0.9.0", "status": "started"}`+"\n"+
+		`{"type": "Process", "id": "incomplete"}`+"\n", layout.Dashed(r.id), r.url, r.ts))
+	write("screenshot/screenshot.png", "\x89PNG 0.9 capture")
+	before := updTree(t, dir)
+
+	first := updRun(t, dir, nil, "update", "--migrate-only")
+	if first.code != 0 || !strings.Contains(first.stdout, "Merged folders:    1") {
+		t.Fatalf("update: exit %d\n%s\n%s", first.code, first.stdout, first.stderr)
+	}
+	checkSeedMigrated(t, dir, before, rows)
+	after := updTree(t, dir)
+	dest := filepath.ToSlash(r.dest())
+	if _, ok := after[filepath.ToSlash(dashed)]; ok {
+		t.Errorf("%s is still there", dashed)
+	}
+	for rel, v := range before {
+		if sub, ok := strings.CutPrefix(rel, filepath.ToSlash(dashed)+"/"); ok && sub != "index.jsonl" && sub != "index.json" {
+			if got := after[dest+"/"+sub]; seedContent(got) != seedContent(v) {
+				t.Errorf("%s/%s: %q, want %q (from the dashed folder)", dest, sub, got, v)
+			}
+		}
+	}
+	side := filepath.Join(dir, dest, "index."+layout.Dashed(r.id)+".json")
+	if data, err := os.ReadFile(side); err != nil || string(data) != dashedJSON {
+		t.Errorf("%s: %q, %v; want the dashed folder's index.json", side, data, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, dest, "index.jsonl")); !strings.Contains(string(data), `{"type": "Process", "id": "incomplete"}`) {
+		t.Errorf("index.jsonl lost the dashed folder's foreign line:\n%s", data)
+	}
+
+	again := updRun(t, dir, nil, "update", "--migrate-only")
+	if again.code != 0 || !strings.Contains(again.stdout, "Migrated:          0") {
+		t.Errorf("second run: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	if d := updDiff(after, updTree(t, dir)); d != "" {
+		t.Errorf("second run changed the tree:\n%s", d)
+	}
+}
+
+// The guard: when the plan drops a row's folder (FOLIO_FAULT=forget:N
+// makes it do so, as the defect of skipping folders named by seed
+// timestamps did), the run must not end "complete": exit 3, naming the
+// folder and its row, and the folder as it was. A run without the fault
+// then migrates it.
+func TestUpdateReportsAFolderLeftBehind(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy07, N: 8, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	r := updRun(t, dir, []string{"FOLIO_FAULT=forget:3"}, "update", "--migrate-only")
+	m := regexp.MustCompile(`FOLIO_FAULT forget:3 drops (archive/\S+) from the plan`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no step was dropped: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	left := m[1]
+	want := left + ": left behind: still there after the migration: the folder of database row "
+	if r.code != 3 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "[X] Migration finished with 1 failed entries") {
+		t.Fatalf("exit %d, want 3 and %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, left, "index.json")); err != nil || fi.Size() == 0 {
+		t.Errorf("%s/index.json: %v", left, err)
+	}
+	again := updRun(t, dir, nil, "update", "--migrate-only")
+	if again.code != 0 || !strings.Contains(again.stdout, "Migrated:          1") {
+		t.Errorf("run without the fault: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, left)); err == nil {
+		t.Errorf("%s is still there", left)
+	}
+}
+
+// A folder under archive/ that holds a snapshot record but can be taken
+// by nothing — its name is not a timestamp and no row has it — is named in
+// the dry run and fails every run until it is renamed; then it migrates.
+func TestUpdateNamesAStrandedSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	rows := seedCollection(t, dir, seedOptions{version: "0.4"})
+	stray := seedRow{url: "https://stray.example.com/", ts: "20240109120000.000000", title: "Stray"}
+	seedFolder(t, dir, stray)
+	dry := updRun(t, dir, nil, "update", "--migrate-only", "--dry-run")
+	wantLine := "leave    archive/20240109120000.000000 (holds a snapshot of https://stray.example.com/ (index.json), but its name is not a timestamp and no database row has it; rename it to archive/<unix timestamp> to migrate it)"
+	if dry.code != 0 || !strings.Contains(dry.stdout, wantLine) || !strings.Contains(dry.stdout, "5 to move, 0 to merge") {
+		t.Fatalf("dry run: exit %d, want %q\n%s\n%s", dry.code, wantLine, dry.stdout, dry.stderr)
+	}
+	before := updTree(t, dir)
+	for run := 1; run <= 2; run++ {
+		r := updRun(t, dir, nil, "update", "--migrate-only")
+		if r.code != 3 || !strings.Contains(r.stderr, "archive/20240109120000.000000: left behind: it holds a snapshot of https://stray.example.com/") {
+			t.Fatalf("run %d: exit %d\n%s\n%s", run, r.code, r.stdout, r.stderr)
+		}
+		if run == 1 {
+			checkSeedMigrated(t, dir, before, rows)
+		}
+	}
+	if err := os.Rename(filepath.Join(dir, "archive", stray.ts), filepath.Join(dir, "archive/1704801600")); err != nil {
+		t.Fatal(err)
+	}
+	if r := updRun(t, dir, nil, "update", "--migrate-only"); r.code != 0 || !strings.Contains(r.stdout, "Migrated:          1") {
+		t.Errorf("after the rename: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
