@@ -62,7 +62,8 @@ type Options struct {
 // Stats is what a migration did.
 type Stats struct {
 	Processed int64 // entries handled (snapshots, invalid folders, symlinks, crawl folders)
-	Migrated  int64 // snapshots moved, renamed, created or whose index.jsonl was rewritten
+	Migrated  int64 // snapshots whose folders moved, or whose index.jsonl was rewritten in place
+	Created   int64 // snapshots that had no folder (a database row never captured): a new one holds their index.jsonl
 	Current   int64 // snapshots already at the current layout
 	Symlinks  int64 // archive/<timestamp> symlinks removed
 	Invalid   int64 // folders moved to invalid/
@@ -87,7 +88,7 @@ type Failure struct {
 
 // Work reports whether the run changed anything.
 func (s *Stats) Work() int64 {
-	return s.Migrated + s.Symlinks + s.Invalid + s.Crawls + s.Merged + s.Recovered
+	return s.Migrated + s.Created + s.Symlinks + s.Invalid + s.Crawls + s.Merged + s.Recovered
 }
 
 // WriteTable writes the final summary table of a run that ended with err
@@ -97,7 +98,7 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 		k string
 		v int64
 	}{
-		{"Processed", s.Processed}, {"Migrated", s.Migrated}, {"Already current", s.Current},
+		{"Processed", s.Processed}, {"Migrated", s.Migrated}, {"Created", s.Created}, {"Already current", s.Current},
 		{"Removed symlinks", s.Symlinks}, {"Invalid", s.Invalid}, {"Skipped", s.Skipped},
 		{"Failed", s.Failed},
 	}
@@ -544,10 +545,11 @@ func (x *executor) step(s *Step) (string, error) {
 			x.add(func(st *Stats) { st.Current++ })
 			return "Already current", nil
 		}
-		x.add(func(st *Stats) { st.Migrated++ })
 		if s.Action == ActionCreate {
+			x.add(func(st *Stats) { st.Created++ })
 			return "Created", nil
 		}
+		x.add(func(st *Stats) { st.Migrated++ })
 		return "Indexed", nil
 	case ActionInvalid:
 		return "Invalid", x.relocate(s, modeCopy, nil)

@@ -26,17 +26,23 @@ func newUpdateCmd(e *env) *cobra.Command {
 		Use:   "update --migrate-only",
 		Short: "Migrate legacy ArchiveBox folders and databases to the current layout",
 		Long: `Bring every snapshot of the collection to the current layout (fs_version 0.9.4):
-legacy archive/<timestamp>/ folders of ArchiveBox 0.4-0.8, 0.9 folders named by
-dashed ids, and rows of a legacy index.sqlite3 (read, never written) that have no
-folder yet. Each folder is renamed, or copied and verified byte for byte before
-its source is deleted; differing files are never overwritten. Folders that
-cannot be identified go to invalid/<YYYYMMDD>/. A journal in .folio/ lets a run
-killed at any point be finished by the next one. The catalog is brought up to
-date at the end. A second run finds nothing to do.
+legacy archive/<timestamp>/ folders of ArchiveBox 0.4-0.8 (also those named by a
+database row's timestamp that is not epoch seconds, such as 20240101120000.000000),
+0.9 folders named by dashed ids, and rows of a legacy index.sqlite3 (read, never
+written) that have no folder yet. Each folder is renamed, or copied and verified
+byte for byte before its source is deleted; differing files are never
+overwritten. A snapshot with two folders (an earlier ArchiveBox run began to
+copy it) gets both merged into one; a differing index.json of the second is kept
+beside the first as index.<folder name>.json. Folders that cannot be identified
+go to invalid/<YYYYMMDD>/. A journal in .folio/ lets a run killed at any point be
+finished by the next one. The catalog is brought up to date at the end. A second
+run finds nothing to do.
 
 --dry-run prints the plan and changes nothing. Exit 3 when some entries failed
 (their folders stay intact), 130 when interrupted (run again, or with the
-printed --resume value).
+printed --resume value). A run never ends "complete" while a snapshot's folder
+stays behind: one still under archive/ at the end, or one that holds a snapshot
+but has no timestamp name and no database row, is named and makes it exit 3.
 
 Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
 FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is

@@ -76,8 +76,11 @@ type seedOptions struct {
 // seedCollection writes a collection seeded as ArchiveBox's migration
 // tests seed one, with a legacy folder per row holding the kinds of entry
 // a real one has.
-func seedCollection(t *testing.T, dir string, o seedOptions) []seedRow {
+func seedCollection(t testing.TB, dir string, o seedOptions) []seedRow {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "archive"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	db, err := sql.Open("sqlite", filepath.Join(dir, "index.sqlite3"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,14 +93,14 @@ func seedCollection(t *testing.T, dir string, o seedOptions) []seedRow {
 		}
 	}
 	exec(seedSchema[o.version])
-	exec(`INSERT INTO django_migrations (app, name, applied) VALUES ('core', '0001_initial', datetime('now'))`)
+	exec(`INSERT INTO django_migrations (app, name, applied) VALUES ('core', '0001_initial', '2024-01-10 00:00:00')`)
 	if o.version != "0.4" {
 		for _, u := range []struct {
 			name  string
 			super int
 		}{{"admin", 1}, {"bob", 0}} {
 			exec(`INSERT INTO auth_user (password, is_superuser, username, first_name, last_name, email, is_staff, is_active, date_joined)
-				VALUES ('pbkdf2_sha256$test', ?, ?, '', '', '', 1, 1, datetime('now'))`, u.super, u.name)
+				VALUES ('pbkdf2_sha256$test', ?, ?, '', '', '', 1, 1, '2024-01-10 00:00:00')`, u.super, u.name)
 		}
 		for _, tag := range []string{"news", "tech", "blog", "reference", "code"} {
 			exec(`INSERT INTO core_tag (name, slug) VALUES (?, ?)`, tag, tag)
@@ -111,7 +114,7 @@ func seedCollection(t *testing.T, dir string, o seedOptions) []seedRow {
 			{"0190f3c1000070008000000000000002", "https://github.com/ArchiveBox", "2"},
 		} {
 			exec(`INSERT INTO crawls_crawl (id, created_at, created_by_id, modified_at, urls, label, status, retry_at)
-				VALUES (?, datetime('now'), ?, datetime('now'), ?, ?, 'queued', datetime('now'))`, c.id, c.user, c.urls, fmt.Sprintf("crawl %d", i))
+				VALUES (?, '2024-01-10 00:00:00', ?, '2024-01-10 00:00:00', ?, ?, 'queued', '2024-01-10 00:00:00')`, c.id, c.user, c.urls, fmt.Sprintf("crawl %d", i))
 		}
 		crawlOf[0], crawlOf[1], crawlOf[2] = "0190f3c1000070008000000000000001", "0190f3c1000070008000000000000001", "0190f3c1000070008000000000000002"
 		crawlUser[2] = "bob"
@@ -163,7 +166,7 @@ func seedCollection(t *testing.T, dir string, o seedOptions) []seedRow {
 						VALUES (?, ?, ?, ?, '1.0.0', ?, ?, ?, ?)`, r.id, ex, `["`+ex+`", "--version"]`, "/data/archive/"+r.ts, output, start, end, status)
 				} else {
 					exec(`INSERT INTO core_archiveresult (uuid, created_by_id, created_at, modified_at, snapshot_id, extractor, pwd, cmd, cmd_version, output, start_ts, end_ts, status, retry_at, notes, output_dir)
-						VALUES (?, 1, ?, ?, ?, ?, ?, ?, '1.0.0', ?, ?, ?, ?, datetime('now'), '', ?)`,
+						VALUES (?, 1, ?, ?, ?, ?, ?, ?, '1.0.0', ?, ?, ?, ?, '2024-01-10 00:00:00', '', ?)`,
 						fmt.Sprintf("0190f3c3000070008000%012x", i*10+j), start, end, r.id, ex, "/data/archive/"+r.ts, `["`+ex+`", "--version"]`, output, start, end, status, ex)
 				}
 			}
@@ -177,7 +180,7 @@ func seedCollection(t *testing.T, dir string, o seedOptions) []seedRow {
 // seedFolder writes archive/<timestamp>/ of a row: its index.json, the
 // outputs its results name, binary payloads, a wget tree, an empty folder
 // and a relative symlink.
-func seedFolder(t *testing.T, dir string, r seedRow) {
+func seedFolder(t testing.TB, dir string, r seedRow) {
 	t.Helper()
 	legacy := filepath.Join(dir, "archive", r.ts)
 	files := map[string]string{
@@ -290,11 +293,14 @@ func TestUpdateSeededCollections(t *testing.T) {
 // One run merges both folders into the compact-id folder, keeping every
 // byte (the 0.9 index.json beside the legacy one); the second run finds
 // nothing to do.
-func TestUpdateHalfMigratedDashedFolder(t *testing.T) {
-	dir := t.TempDir()
-	rows := seedCollection(t, dir, seedOptions{version: "0.8", crawls: true})
+// seedHalfMigrated is seedCollection (0.8, crawls) where the first row's
+// 0.9 folder, named by its dashed id, holds part of its files, the
+// index.json and index.jsonl a 0.9 save wrote, and an output of its own.
+func seedHalfMigrated(t testing.TB, dir string) (rows []seedRow, dashed, dashedJSON string) {
+	t.Helper()
+	rows = seedCollection(t, dir, seedOptions{version: "0.8", crawls: true})
 	r := rows[0]
-	dashed := filepath.Join(filepath.Dir(r.dest()), layout.Dashed(r.id))
+	dashed = filepath.Join(filepath.Dir(r.dest()), layout.Dashed(r.id))
 	legacy := filepath.Join(dir, "archive", r.ts)
 	write := func(rel, data string) {
 		p := filepath.Join(dir, dashed, filepath.FromSlash(rel))
@@ -312,11 +318,18 @@ func TestUpdateHalfMigratedDashedFolder(t *testing.T) {
 		}
 		write(rel, string(data))
 	}
-	dashedJSON := fmt.Sprintf(`{"TYPE": "core.models.Snapshot", "id": %q, "url": %q, "timestamp": %q, "fs_version": "0.9.0"}`, layout.Dashed(r.id), r.url, r.ts)
+	dashedJSON = fmt.Sprintf(`{"TYPE": "core.models.Snapshot", "id": %q, "url": %q, "timestamp": %q, "fs_version": "0.9.0"}`, layout.Dashed(r.id), r.url, r.ts)
 	write("index.json", dashedJSON)
 	write("index.jsonl", fmt.Sprintf(`{"type": "Snapshot", "id": %q, "url": %q, "timestamp": %q, "fs_version": "0.9.0", "status": "started"}`+"\n"+
 		`{"type": "Process", "id": "incomplete"}`+"\n", layout.Dashed(r.id), r.url, r.ts))
 	write("screenshot/screenshot.png", "\x89PNG 0.9 capture")
+	return rows, dashed, dashedJSON
+}
+
+func TestUpdateHalfMigratedDashedFolder(t *testing.T) {
+	dir := t.TempDir()
+	rows, dashed, dashedJSON := seedHalfMigrated(t, dir)
+	r := rows[0]
 	before := updTree(t, dir)
 
 	first := updRun(t, dir, nil, "update", "--migrate-only")

@@ -412,6 +412,8 @@ func TestUpdateSurvivesCrashes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// The merge of a snapshot's second folder is its 6th move.
+		{"half-migrated", []int{1, 6}, nil, func(t testing.TB, dir string) { seedHalfMigrated(t, dir) }},
 		{"db-0.9-dashed", []int{4}, []string{"planned", "copied", "indexed", "deleting", "remove", "done"}, func(t testing.TB, dir string) {
 			if _, err := gen.Legacy(dir, gen.LegacyOptions{Version: gen.Legacy09Dash, N: 16, Seed: 3, Edges: gen.AllEdges}); err != nil {
 				t.Fatal(err)
