@@ -298,7 +298,7 @@ func plan(o *Options, mach *machine, i int) (*snapshot, error) {
 	snap := archive.Snapshot{
 		ID:        archive.NewID(created, ids),
 		URL:       url,
-		Timestamp: pyTimestamp(bookmarked),
+		Timestamp: layout.Timestamp(bookmarked),
 		Title:     titleFor(r, i),
 		Tags:      tagsFor(r),
 		Depth:     0,
@@ -718,14 +718,6 @@ func pickStatus(r *rand.Rand) string {
 	return "paused"
 }
 
-// pyTimestamp is str(dt.timestamp()) in Python for a UTC datetime.
-func pyTimestamp(t time.Time) string {
-	s := strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
 
 // rngReader turns a seeded generator into the io.Reader archive.NewID takes.
 type rngReader struct{ r *rand.Rand }

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -319,3 +320,13 @@ func abs(n int) int {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// Timestamp is Python's str(dt.timestamp()) for a UTC datetime, the
+// timestamp ArchiveBox gives a snapshot that has none.
+func Timestamp(t time.Time) string {
+	s := strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}

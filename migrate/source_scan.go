@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -738,7 +737,7 @@ func (s *scanner) dashedFolder(f *folder, d currentDir) {
 		snap.FSVersion = f.fsVersion
 	}
 	if snap.Timestamp == "" && !snap.BookmarkedAt.IsZero() {
-		snap.Timestamp = s.unique(pyTimestamp(snap.BookmarkedAt))
+		snap.Timestamp = s.unique(layout.Timestamp(snap.BookmarkedAt))
 	}
 	s.taken[snap.Timestamp] = true
 	if snap.CreatedAt.IsZero() {
@@ -827,15 +826,6 @@ func (s *scanner) finishCrawls(dirs []crawlDir) {
 	s.inv.Crawls = s.crawlOrder
 }
 
-// pyTimestamp is Python's str(dt.timestamp()) for a UTC datetime, the
-// timestamp ArchiveBox gives a snapshot that has none.
-func pyTimestamp(t time.Time) string {
-	s := strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
 
 // timestampTime is parse_date of a legacy timestamp: Python's float() of
 // it (exponents, underscores and surrounding whitespace allowed) as unix
