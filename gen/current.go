@@ -718,7 +718,6 @@ func pickStatus(r *rand.Rand) string {
 	return "paused"
 }
 
-
 // rngReader turns a seeded generator into the io.Reader archive.NewID takes.
 type rngReader struct{ r *rand.Rand }
 

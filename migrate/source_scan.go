@@ -826,7 +826,6 @@ func (s *scanner) finishCrawls(dirs []crawlDir) {
 	s.inv.Crawls = s.crawlOrder
 }
 
-
 // timestampTime is parse_date of a legacy timestamp: Python's float() of
 // it (exponents, underscores and surrounding whitespace allowed) as unix
 // seconds with microseconds; zero when it is not a number.

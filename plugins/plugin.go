@@ -56,7 +56,7 @@ type Outcome struct {
 }
 
 func succeeded(output string) Outcome { return Outcome{Status: Succeeded, Output: output} }
-func noResults(why string) Outcome   { return Outcome{Status: NoResults, Output: why} }
+func noResults(why string) Outcome    { return Outcome{Status: NoResults, Output: why} }
 
 func failed(format string, args ...any) Outcome {
 	return Outcome{Status: Failed, Output: fmt.Sprintf(format, args...)}
