@@ -11,13 +11,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"folio/archive"
 	"folio/archive/catalog"
+	"folio/capture"
 	"folio/export"
+	"folio/fixtures"
 	"folio/gen"
 	"folio/migrate"
+	"folio/plugins"
 )
 
 // Options configure Run.
@@ -93,6 +97,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("write current snapshots: %w", err)
 	}
 
+	if err := captureFixtures(ctx, c, p, o.Out); err != nil {
+		return nil, err
+	}
+
 	cat, err := catalog.Open(ctx, c)
 	if err != nil {
 		return nil, err
@@ -127,6 +135,46 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return &Result{Dir: dir, URL: es.URL, Snapshots: n, Migration: st, Export: es}, nil
+}
+
+// captureFixtures archives the bundled fixture site, served on loopback,
+// with every built-in plugin: what 'folio add' does with a real site.
+// Without Chromium it says so and goes on.
+func captureFixtures(ctx context.Context, c *archive.Collection, p archive.Printer, out io.Writer) error {
+	cfg, err := plugins.LoadConfig(c.Path("ArchiveBox.conf"), os.Environ())
+	if err != nil {
+		return err
+	}
+	if plugins.FindChromium(cfg) == "" && cfg.Get("CHROME_CDP_URL") == "" {
+		p.Infof("[ ] Chromium not found: no live captures (install Debian's chromium package to see them)")
+		return nil
+	}
+	srv, err := fixtures.Start()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	var list strings.Builder
+	for _, page := range append(fixtures.Pages, "/doc.pdf") {
+		list.WriteString(srv.URL + page + "\n")
+	}
+	p.Infof("[*] Capturing the bundled fixture site at %s: folio add", srv.URL)
+	st, err := capture.Run(ctx, c, capture.Options{
+		Sources:  []capture.Source{{Name: "fixture site", Data: []byte(list.String())}},
+		Tags:     []string{"demo-capture"},
+		Parallel: 2,
+		Config:   cfg,
+		Printer:  p,
+	})
+	if st != nil {
+		if werr := st.WriteTable(out, err); werr != nil {
+			return werr
+		}
+	}
+	if err != nil && !errors.Is(err, archive.ErrPartial) {
+		return fmt.Errorf("capture the fixture site: %w", err)
+	}
+	return nil
 }
 
 // checkEmpty refuses a folder that holds anything.

@@ -24,7 +24,8 @@ var htmlTypes = map[string]bool{"text/html": true, "application/xhtml+xml": true
 
 func (p *Staticfile) Run(ctx context.Context, job *Job) Outcome {
 	pg := job.Page
-	if pg != nil && pg.Err == nil && htmlTypes[strings.ToLower(pg.MimeType)] {
+	// The browser saw an HTML document (an error page too): not a file.
+	if pg != nil && (pg.Err == nil || pg.MimeType != "") && htmlTypes[strings.ToLower(pg.MimeType)] {
 		return noResults("Page is HTML (not staticfile)")
 	}
 	max, err := strconv.ParseInt(job.Config.Get("STATICFILE_MAX_SIZE"), 10, 64)

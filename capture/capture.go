@@ -1,0 +1,380 @@
+// Package capture is `folio add`: it turns input (URLs, bookmark files,
+// feeds) into new snapshots in the current layout and runs the capture
+// plugins over them.
+//
+// The order of a run is the order of ArchiveBox's add: the raw input is
+// kept under sources/, every snapshot folder is created with its
+// index.jsonl (status queued) before any page is loaded, each snapshot
+// goes to started when a worker takes it, gets one ArchiveResult record per
+// plugin as the plugin finishes, and is sealed at the end. Every index
+// write is atomic, so a run killed at any point leaves each snapshot with
+// the records of the plugins that finished; `folio add --resume` captures
+// the snapshots left queued or started.
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"folio/archive"
+	"folio/archive/catalog"
+	"folio/capture/input"
+	"folio/plugins"
+)
+
+// ErrNoURLs means the input held no URL folio could archive.
+var ErrNoURLs = errors.New("no valid URL to add")
+
+// Source is one piece of input: the URLs given as arguments, stdin, or a
+// file.
+type Source struct {
+	Name   string // how messages name it: "arguments", "stdin", the file's path
+	Data   []byte
+	Format string // input format; "" means Options.Parser
+}
+
+// Options controls Run.
+type Options struct {
+	Sources      []Source
+	Parser       string // input format; "" or input.Auto detects it
+	Tags         []string
+	Depth        int  // 0, or 1 to also archive the pages the captured pages link to
+	IndexOnly    bool // create the snapshots, capture nothing (they stay queued)
+	SkipExisting bool // do not add a URL the collection already has
+	Resume       bool // also capture the snapshots earlier runs left queued or started
+	Parallel     int  // snapshots captured at once; 0 means 1
+	PerDomain    int  // snapshots of one domain captured at once; 0 means Parallel
+	Plugins      []string
+	Config       plugins.Config
+	// Browser, when set, is used instead of starting Chromium (tests share
+	// one); Run does not close it.
+	Browser *plugins.Browser
+	Printer archive.Printer
+	Now     func() time.Time
+	IDs     archive.IDSource
+}
+
+// Stats is what a run did.
+type Stats struct {
+	Invalid    int // input items skipped
+	Existing   int // URLs skipped by --skip-existing
+	Created    int // snapshot folders created
+	Resumed    int // snapshots of earlier runs taken up again
+	Sealed     int // snapshots captured to the end
+	Failed     int // sealed snapshots with at least one failed plugin
+	Queued     int // snapshots left queued (index-only, or interrupted)
+	SourceFile string
+	CrawlDir   string
+	// Results counts results by plugin and status.
+	Results map[string]map[string]int
+	// FailedSnapshots names the snapshot folders with a failed plugin,
+	// with the first failure's reason.
+	FailedSnapshots []Failure
+}
+
+// Failure is one snapshot with a failed plugin.
+type Failure struct {
+	Dir, URL, Plugin, Reason string
+}
+
+// Run adds the input's URLs to the collection and captures them. The
+// caller holds the collection's lock. It returns ErrNoURLs when the input
+// had no valid URL (and nothing was written), archive.ErrPartial when some
+// plugin failed, and the context's error when interrupted.
+func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, error) {
+	r, err := newRun(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx)
+}
+
+// run is one add.
+type run struct {
+	c      *archive.Collection
+	opts   Options
+	p      archive.Printer
+	now    func() time.Time
+	user   string
+	runner *plugins.Runner
+	items  []input.Item
+	st     Stats
+
+	mu      sync.Mutex
+	lastTS  time.Time       // snapshot creation times are strictly increasing
+	seen    map[string]bool // URLs of this run (depth 1 does not add them twice)
+	crawlID string
+	crawl   string // crawl folder, relative
+}
+
+func newRun(c *archive.Collection, opts Options) (*run, error) {
+	if opts.Printer == nil {
+		opts.Printer = archive.Discard
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IDs == nil {
+		opts.IDs = archive.RandomIDs
+	}
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	if opts.PerDomain < 1 || opts.PerDomain > opts.Parallel {
+		opts.PerDomain = opts.Parallel
+	}
+	if opts.Depth < 0 || opts.Depth > 1 {
+		return nil, fmt.Errorf("depth %d: want 0 or 1", opts.Depth)
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	user := opts.Config.Get("SNAPSHOT_USER")
+	if user == "" {
+		user = "system"
+	}
+	r := &run{c: c, opts: opts, p: opts.Printer, now: opts.Now, user: user, seen: map[string]bool{},
+		st: Stats{Results: map[string]map[string]int{}}}
+	registry := plugins.Builtins()
+	hooks, err := plugins.DiscoverHooks(c.Path("custom_plugins"))
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hooks {
+		registry.Register(h)
+	}
+	selected, err := registry.Select(opts.Plugins, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	r.runner = &plugins.Runner{Plugins: selected, Config: opts.Config, HTTP: plugins.NewHTTPClient(opts.Config),
+		IDs: opts.IDs, Now: opts.Now}
+	return r, nil
+}
+
+func (r *run) run(ctx context.Context) (*Stats, error) {
+	if err := r.parse(); err != nil {
+		return nil, err
+	}
+	if len(r.items) == 0 && !r.opts.Resume {
+		return nil, ErrNoURLs
+	}
+	var resumed []*snapshot
+	if r.opts.SkipExisting || r.opts.Resume {
+		cat, err := r.catalog(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if r.opts.SkipExisting {
+			err = r.dropExisting(ctx, cat)
+		}
+		if err == nil && r.opts.Resume {
+			resumed, err = r.unfinished(ctx, cat)
+		}
+		if cerr := cat.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(r.items) == 0 && len(resumed) == 0 {
+			r.p.Infof("Nothing to add: every URL is in the collection already and no snapshot waits to be captured.")
+			return &r.st, nil
+		}
+	}
+	capturing := !r.opts.IndexOnly && (len(r.items) > 0 || len(resumed) > 0)
+	if capturing && r.opts.Browser == nil && (plugins.NeedsBrowser(r.runner.Plugins) || r.opts.Depth > 0) {
+		b, err := plugins.StartBrowser(r.opts.Config)
+		if err != nil {
+			return nil, fmt.Errorf("%w (or pick plugins that need no browser with --plugins)", err)
+		}
+		defer b.Close()
+		r.runner.Browser = b
+	} else {
+		r.runner.Browser = r.opts.Browser
+	}
+
+	var fresh []*snapshot
+	if len(r.items) > 0 {
+		if err := r.keepSources(); err != nil {
+			return nil, err
+		}
+		r.crawlID = r.opts.IDs()
+		var err error
+		if fresh, err = r.create(r.items, 0, r.crawlID); err != nil {
+			return &r.st, err
+		}
+	}
+	r.st.Resumed = len(resumed)
+	var runErr error
+	if r.opts.IndexOnly {
+		r.st.Queued = len(fresh) + len(resumed)
+	} else {
+		runErr = r.captureAll(ctx, append(resumed, fresh...))
+	}
+	if err := r.reindex(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil && r.st.Failed > 0 {
+		runErr = fmt.Errorf("%d of %d snapshots have a failed plugin: %w", r.st.Failed, r.st.Sealed, archive.ErrPartial)
+	}
+	return &r.st, runErr
+}
+
+// parse reads every source into r.items, reporting what it skips.
+func (r *run) parse() error {
+	for _, src := range r.opts.Sources {
+		format := src.Format
+		if format == "" {
+			format = r.opts.Parser
+		}
+		items, invalid, _, err := input.Parse(src.Data, format)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.Name, err)
+		}
+		for _, bad := range invalid {
+			r.p.Warnf("%s line %d: %s: %s", src.Name, bad.Line, bad.Reason, bad.Text)
+		}
+		r.st.Invalid += len(invalid)
+		for _, it := range items {
+			if r.seen[it.URL] {
+				continue
+			}
+			r.seen[it.URL] = true
+			it.Tags = archive.NormalizeTags(append(it.Tags, r.opts.Tags...))
+			r.items = append(r.items, it)
+		}
+	}
+	return nil
+}
+
+// catalog opens the catalog brought up to date with the tree.
+func (r *run) catalog(ctx context.Context) (*catalog.Catalog, error) {
+	cat, err := catalog.Open(ctx, r.c)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{Printer: r.p}); err != nil {
+		cat.Close()
+		return nil, err
+	}
+	return cat, nil
+}
+
+// dropExisting removes the items whose URL the collection has.
+func (r *run) dropExisting(ctx context.Context, cat *catalog.Catalog) error {
+	urls := make([]string, len(r.items))
+	for i, it := range r.items {
+		urls[i] = it.URL
+	}
+	have := map[string]bool{}
+	const chunk = 500 // SQLite's bound parameters per query
+	for i := 0; i < len(urls); i += chunk {
+		q := catalog.Query{Patterns: urls[i:min(i+chunk, len(urls))], FilterType: catalog.FilterExact, RecordOnly: true}
+		if err := cat.Each(ctx, q, func(e catalog.Entry) error {
+			have[e.Snapshot.URL] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	kept := r.items[:0]
+	for _, it := range r.items {
+		if have[it.URL] {
+			r.p.Infof("skipped %s: in the collection already (--skip-existing)", it.URL)
+			r.st.Existing++
+			continue
+		}
+		kept = append(kept, it)
+	}
+	r.items = kept
+	return nil
+}
+
+// unfinished finds the snapshots an earlier run left queued or started.
+func (r *run) unfinished(ctx context.Context, cat *catalog.Catalog) ([]*snapshot, error) {
+	var out []*snapshot
+	for _, status := range []string{"started", "queued"} {
+		q := catalog.Query{Status: status, Sort: "timestamp"}
+		if err := cat.Each(ctx, q, func(e catalog.Entry) error {
+			if e.Layout != catalog.LayoutCurrent || e.IndexFile != archive.IndexFile {
+				return nil // legacy folders are migrated, not captured
+			}
+			s, err := openSnapshot(r.c, e.Dir)
+			if err != nil {
+				r.p.Warnf("%s: %v", e.Dir, err)
+				return nil
+			}
+			r.seen[s.rec.URL] = true
+			out = append(out, s)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].rec.Timestamp < out[j].rec.Timestamp })
+	return out, nil
+}
+
+// keepSources writes the raw input to sources/<YYYY-MM-DD__HH-MM-SS>__cli_add.txt,
+// as ArchiveBox does, before any snapshot exists.
+func (r *run) keepSources() error {
+	var b strings.Builder
+	for _, src := range r.opts.Sources {
+		b.Write(src.Data)
+		if len(src.Data) > 0 && src.Data[len(src.Data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	dir := r.c.Path("sources")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	stamp := r.now().UTC().Format("2006-01-02__15-04-05")
+	name := stamp + "__cli_add.txt"
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		name = fmt.Sprintf("%s__cli_add.%d.txt", stamp, n)
+	}
+	if err := archive.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	r.st.SourceFile = "sources/" + name
+	return nil
+}
+
+// count records one result in the stats.
+func (r *run) count(res archive.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.st.Results[res.Plugin]
+	if m == nil {
+		m = map[string]int{}
+		r.st.Results[res.Plugin] = m
+	}
+	m[res.Status]++
+}
+
+// reindex brings the catalog in line with the new folders, without
+// being stopped by an interrupt: the folders exist either way.
+func (r *run) reindex() error {
+	ctx := context.WithoutCancel(context.Background())
+	cat, err := catalog.Open(ctx, r.c)
+	if err != nil {
+		return err
+	}
+	_, err = cat.Reindex(ctx, catalog.ReindexOptions{Printer: r.p})
+	if cerr := cat.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

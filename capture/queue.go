@@ -1,0 +1,233 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"folio/archive"
+	"folio/capture/input"
+	"folio/layout"
+	"folio/plugins"
+)
+
+// queue hands snapshots to the workers, at most limit of one domain at a
+// time, taking domains in turn so one large site does not hold up the
+// rest. Workers stop when nothing is queued and nothing is running (a
+// running capture may still queue the pages it links to).
+type queue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	byDomain map[string][]*snapshot
+	domains  []string // domains with queued snapshots, in turn order
+	active   map[string]int
+	limit    int
+	queued   int
+	running  int
+	stopped  bool
+}
+
+func newQueue(limit int) *queue {
+	q := &queue{byDomain: map[string][]*snapshot{}, active: map[string]int{}, limit: limit}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *queue) push(s *snapshot) {
+	d := layout.Domain(s.rec.URL)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.byDomain[d]) == 0 {
+		q.domains = append(q.domains, d)
+	}
+	q.byDomain[d] = append(q.byDomain[d], s)
+	q.queued++
+	q.cond.Broadcast()
+}
+
+// next blocks until a snapshot may start; false means the work is done or
+// stopped.
+func (q *queue) next() (*snapshot, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if q.stopped || (q.queued == 0 && q.running == 0) {
+			return nil, false
+		}
+		for i, d := range q.domains {
+			if q.active[d] >= q.limit {
+				continue
+			}
+			list := q.byDomain[d]
+			s := list[0]
+			q.byDomain[d] = list[1:]
+			q.domains = append(q.domains[:i:i], q.domains[i+1:]...)
+			if len(list) > 1 {
+				q.domains = append(q.domains, d) // its turn comes again after the others
+			}
+			q.active[d]++
+			q.queued--
+			q.running++
+			return s, true
+		}
+		q.cond.Wait()
+	}
+}
+
+func (q *queue) done(s *snapshot) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.active[layout.Domain(s.rec.URL)]--
+	q.running--
+	q.cond.Broadcast()
+}
+
+func (q *queue) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.stopped = true
+	q.cond.Broadcast()
+}
+
+// left returns the snapshots still queued.
+func (q *queue) left() []*snapshot {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []*snapshot
+	for _, d := range q.domains {
+		out = append(out, q.byDomain[d]...)
+	}
+	return out
+}
+
+// captureAll captures snaps (and, with depth 1, the pages they link to)
+// with opts.Parallel workers.
+func (r *run) captureAll(ctx context.Context, snaps []*snapshot) error {
+	q := newQueue(r.opts.PerDomain)
+	for _, s := range snaps {
+		q.push(s)
+	}
+	stop := context.AfterFunc(ctx, q.stop)
+	defer stop()
+	var (
+		wg      sync.WaitGroup
+		total   = int64(len(snaps))
+		done    int64
+		countMu sync.Mutex
+	)
+	r.p.Progress("capture", 0, total)
+	for range r.opts.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				s, ok := q.next()
+				if !ok {
+					return
+				}
+				children := r.captureOne(ctx, s)
+				for _, c := range children {
+					q.push(c)
+				}
+				q.done(s)
+				countMu.Lock()
+				done++
+				total += int64(len(children))
+				r.p.Progress("capture", done, total)
+				countMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		r.mu.Lock()
+		r.st.Queued += len(q.left())
+		r.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// captureOne runs the plugins over one snapshot and returns the snapshots
+// it created for the pages the snapshot links to.
+func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
+	if err := s.setStatus("started"); err != nil {
+		r.fail(s, "", err.Error())
+		return nil
+	}
+	job := &plugins.Job{URL: s.rec.URL, Dir: s.abs(), SnapshotID: s.rec.ID, Depth: s.rec.Depth}
+	withLinks := s.rec.Depth < r.opts.Depth
+	var first *archive.Result
+	err := r.runner.Capture(ctx, job, withLinks, func(res archive.Result) error {
+		r.count(res)
+		if res.Status == plugins.Failed && first == nil {
+			first = &res
+		}
+		return s.addResult(res)
+	})
+	if ctx.Err() != nil {
+		// Interrupted: what finished is recorded; the rest waits for
+		// --resume. The write must happen even though ctx is done.
+		if err := s.setStatus("queued"); err != nil {
+			r.p.Warnf("%s: %v", s.dir, err)
+		}
+		r.mu.Lock()
+		r.st.Queued++
+		r.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		r.p.Warnf("%s: %v", s.dir, err)
+		if serr := s.setStatus("queued"); serr != nil {
+			r.p.Warnf("%s: %v", s.dir, serr)
+		}
+		r.fail(s, "", fmt.Sprintf("left queued: %v", err))
+		return nil
+	}
+	if s.rec.Title == "" && job.Title != "" {
+		s.rec.Title = job.Title
+	}
+	if err := s.seal(); err != nil {
+		r.fail(s, "", err.Error())
+		return nil
+	}
+	r.mu.Lock()
+	r.st.Sealed++
+	r.mu.Unlock()
+	if first != nil {
+		r.fail(s, first.Plugin, first.OutputStr)
+	}
+	if !withLinks {
+		return nil
+	}
+	return r.children(s, job.Links)
+}
+
+// fail records a snapshot with a failure.
+func (r *run) fail(s *snapshot, plugin, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st.Failed++
+	r.st.FailedSnapshots = append(r.st.FailedSnapshots, Failure{Dir: s.dir, URL: s.rec.URL, Plugin: plugin, Reason: reason})
+}
+
+// children creates the depth+1 snapshots of the links a page holds that
+// this run has not added yet.
+func (r *run) children(parent *snapshot, links []string) []*snapshot {
+	var items []input.Item
+	r.mu.Lock()
+	for _, l := range links {
+		u, err := input.Validate(l)
+		if err != nil || r.seen[u] {
+			continue
+		}
+		r.seen[u] = true
+		items = append(items, input.Item{URL: u, Tags: parent.rec.Tags})
+	}
+	r.mu.Unlock()
+	out, err := r.create(items, parent.rec.Depth+1, parent.rec.CrawlID)
+	if err != nil {
+		r.p.Warnf("%s: the pages it links to: %v", parent.dir, err)
+	}
+	return out
+}

@@ -1,0 +1,70 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"folio/archive"
+	"folio/plugins"
+)
+
+// WriteTable writes the run's summary: what was added, and per plugin how
+// many results of each status.
+func (s *Stats) WriteTable(w io.Writer, err error) error {
+	var b strings.Builder
+	switch {
+	case err == nil:
+		b.WriteString("[√] Add complete\n")
+	case errors.Is(err, context.Canceled):
+		b.WriteString("[!] Add interrupted: finished snapshots are sealed, the rest wait for 'folio add --resume'\n")
+	case errors.Is(err, archive.ErrPartial):
+		fmt.Fprintf(&b, "[X] Add finished: %d snapshots have a failed plugin\n", s.Failed)
+	default:
+		b.WriteString("[X] Add stopped by an error\n")
+	}
+	row := func(k string, v any) { fmt.Fprintf(&b, "    %-18s %v\n", k+":", v) }
+	row("Created", s.Created)
+	if s.Resumed > 0 {
+		row("Resumed", s.Resumed)
+	}
+	row("Sealed", s.Sealed)
+	row("With failures", s.Failed)
+	if s.Queued > 0 {
+		row("Left queued", s.Queued)
+	}
+	if s.Existing > 0 {
+		row("Already present", s.Existing)
+	}
+	if s.Invalid > 0 {
+		row("Invalid input", s.Invalid)
+	}
+	if s.SourceFile != "" {
+		row("Input kept in", s.SourceFile)
+	}
+	if len(s.Results) > 0 {
+		names := make([]string, 0, len(s.Results))
+		for n := range s.Results {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		statuses := []string{plugins.Succeeded, plugins.NoResults, plugins.Skipped, plugins.Failed}
+		fmt.Fprintf(&b, "\n    %-14s", "PLUGIN")
+		for _, st := range statuses {
+			fmt.Fprintf(&b, " %10s", strings.ToUpper(st))
+		}
+		b.WriteByte('\n')
+		for _, n := range names {
+			fmt.Fprintf(&b, "    %-14s", n)
+			for _, st := range statuses {
+				fmt.Fprintf(&b, " %10d", s.Results[n][st])
+			}
+			b.WriteByte('\n')
+		}
+	}
+	_, werr := io.WriteString(w, b.String())
+	return werr
+}

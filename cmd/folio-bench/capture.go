@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"folio/fixtures"
+	"folio/plugins"
+)
+
+func init() {
+	suites = append(suites, Suite{
+		Name: "capture",
+		Doc:  "add of 20 fixture pages with every built-in plugin, beside plain Chromium screenshots and single-file-cli",
+		Run:  runCapture,
+	})
+}
+
+// capturePages is how many fixture pages the suite captures.
+const capturePages = 20
+
+// runCapture measures `folio add` of 20 pages of the fixture site, served
+// on loopback, with all built-in plugins at --parallel 1 and 4, beside, in
+// the same run:
+//
+//   - one `chromium --headless --screenshot` process per page (the goal:
+//     folio's time per page with every plugin ≤ 1.5× it);
+//   - one single-file-cli process per page, pointed at the same Chromium
+//     (goal: folio faster than it alone), when it is installed
+//     (npm install -g single-file-cli).
+//
+// Every repetition of folio starts from an empty collection.
+func runCapture(b *B) error {
+	cfg, err := plugins.LoadConfig("/nonexistent", os.Environ())
+	if err != nil {
+		return err
+	}
+	chromium := plugins.FindChromium(cfg)
+	if chromium == "" {
+		return plugins.ErrNoBrowser
+	}
+	srv, err := fixtures.Start()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	urls := make([]string, capturePages)
+	for i := range urls {
+		// Distinct URLs over the site's pages, so each is a capture of its own.
+		urls[i] = fmt.Sprintf("%s%s?copy=%d", srv.URL, fixtures.Pages[i%len(fixtures.Pages)], i)
+	}
+	out := filepath.Join(b.Work, "capture-out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(out)
+	perPage := func(m Measure) float64 { return m.Wall.Seconds() / capturePages }
+
+	flags := []string{"--headless", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-dev-shm-usage", "--window-size=1440,2000"}
+	if os.Geteuid() == 0 {
+		flags = append(flags, "--no-sandbox")
+	}
+	screenshots := func() *exec.Cmd {
+		var script strings.Builder
+		script.WriteString("set -e\n")
+		for i, u := range urls {
+			fmt.Fprintf(&script, "%q %s --user-data-dir=%q --screenshot=%q %q 2>/dev/null\n", chromium, strings.Join(flags, " "),
+				filepath.Join(out, "profile"), filepath.Join(out, fmt.Sprintf("shot-%d.png", i)), u)
+		}
+		return exec.CommandContext(b.Ctx, "sh", "-c", script.String())
+	}
+	bare, err := b.Repeat(clean(out), screenshots)
+	if err != nil {
+		return fmt.Errorf("chromium --screenshot: %w", err)
+	}
+
+	var sf Measure
+	sfErr := errors.New("single-file-cli is not installed (npm install -g single-file-cli)")
+	if exe, err := exec.LookPath("single-file"); err == nil {
+		singlefile := func() *exec.Cmd {
+			var script strings.Builder
+			script.WriteString("set -e\n")
+			for i, u := range urls {
+				fmt.Fprintf(&script, "%q --browser-executable-path=%q --browser-args=%q %q %q >/dev/null 2>&1\n", exe, chromium,
+					`["--no-sandbox","--disable-background-networking","--disable-component-update","--disable-sync","--no-first-run"]`,
+					u, filepath.Join(out, fmt.Sprintf("page-%d.html", i)))
+			}
+			return exec.CommandContext(b.Ctx, "sh", "-c", script.String())
+		}
+		sf, sfErr = b.Repeat(clean(out), singlefile)
+	}
+
+	data := filepath.Join(b.Work, "capture-data")
+	defer os.RemoveAll(data)
+	fresh := func() error {
+		if err := os.RemoveAll(data); err != nil {
+			return err
+		}
+		return b.FolioCmd(data, "init", "-q").Run()
+	}
+	for _, parallel := range []int{1, 4} {
+		m, err := b.Repeat(fresh, func() *exec.Cmd {
+			args := append([]string{"add", "-q", "--parallel", fmt.Sprint(parallel), "--per-domain", "0"}, urls...)
+			return b.FolioCmd(data, args...)
+		})
+		work := fmt.Sprintf("add, %d pages, all built-in plugins, --parallel %d (per page)", capturePages, parallel)
+		row := Row{Work: work, Value: perPage(m), Err: err, Goal: Goal{MaxRatio: 1.5},
+			Baseline: perPage(bare), BaselineName: "chromium --headless --screenshot per page"}
+		if err == nil {
+			row.Note = fmt.Sprintf("%.2f pages/s, peak RSS %.0f MB (folio)", capturePages/m.Wall.Seconds(), float64(m.MaxRSS)/1e6)
+		}
+		b.Add(row)
+		if sfErr != nil {
+			b.Fail(fmt.Sprintf("add --parallel %d beside single-file-cli", parallel), sfErr)
+			continue
+		}
+		b.Add(Row{Work: fmt.Sprintf("add --parallel %d beside single-file-cli (per page)", parallel), Value: perPage(m), Err: err,
+			Goal: Goal{MaxRatio: 1}, Baseline: perPage(sf), BaselineName: "single-file-cli per page"})
+	}
+	return nil
+}
+
+// clean empties dir before a baseline repetition.
+func clean(dir string) func() error {
+	return func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		return os.MkdirAll(dir, 0o755)
+	}
+}

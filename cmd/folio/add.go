@@ -1,0 +1,207 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive"
+	"folio/capture"
+	"folio/capture/input"
+	"folio/plugins"
+)
+
+func init() { commands = append(commands, newAddCmd) }
+
+func newAddCmd(e *env) *cobra.Command {
+	var (
+		opts    capture.Options
+		from    []string
+		tags    []string
+		only    string
+		timeout int
+	)
+	cmd := &cobra.Command{
+		Use:   "add [URL... | -]",
+		Short: "Archive web pages: create snapshots and capture them with headless Chromium",
+		Long: `Archive web pages. Each URL gets a new snapshot folder in the current layout
+(archive/users/<user>/snapshots/<date>/<domain>/<id>/) whose index.jsonl is
+written first (status queued); the capture plugins then run in ArchiveBox's
+order, each writing under <snapshot>/<plugin>/ and recording an ArchiveResult
+as it finishes; the snapshot is sealed at the end and the catalog updated.
+
+Input: URLs as arguments, '-' for stdin, --from FILE (repeatable). Plain URL
+lists, Netscape bookmark exports, RSS/Atom feeds and JSONL records with a url
+field are recognised (--parser forces one). Invalid items are reported and
+skipped; with no valid URL at all the command exits 2. The raw input is kept
+under sources/<timestamp>__cli_add.txt.
+
+Built-in plugins (native Go, one Chromium for the run, one tab per snapshot):
+  staticfile headers favicon singlefile screenshot pdf dom title readability
+  htmltotext hashes
+External hooks: executables named on_Snapshot__NN_name.ext under
+<data>/custom_plugins/<plugin>/ run with ArchiveBox's hook contract.
+
+Settings come from <data>/ArchiveBox.conf and the environment under ArchiveBox's
+names: TIMEOUT, <PLUGIN>_TIMEOUT, <PLUGIN>_ENABLED, USER_AGENT, RESOLUTION,
+CHROME_BINARY, CHROME_CDP_URL (attach to a running browser),
+CHROME_PAGELOAD_TIMEOUT, CHECK_SSL_VALIDITY, SNAPSHOT_USER.
+
+Adding a URL the collection has makes a new snapshot (captures are kept over
+time) unless --skip-existing. Exit 3 when some plugin failed (each failure is
+recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
+(exit 130): finished snapshots are sealed, the others stay queued and
+'folio add --resume' captures them.`,
+		Example: `  folio add https://example.com/
+  folio add --from bookmarks.html --tag imported
+  cat urls.txt | folio add - --parallel 4
+  folio add --depth 1 https://example.com/links.html
+  folio add --plugins title,screenshot,hashes https://example.com/`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Depth != 0 && opts.Depth != 1 {
+				return usagef("--depth %d: want 0 (only the URLs given) or 1 (also the pages they link to)", opts.Depth)
+			}
+			if opts.Depth == 1 && opts.IndexOnly {
+				return usagef("--depth 1 needs the pages loaded, so it cannot go with --index-only")
+			}
+			if opts.Parallel < 1 {
+				return usagef("--parallel must be at least 1")
+			}
+			if opts.PerDomain < 0 {
+				return usagef("--per-domain must be at least 1 (or 0 for no limit beyond --parallel)")
+			}
+			if !validParser(opts.Parser) {
+				return usagef("--parser %q: want one of %s", opts.Parser, strings.Join(input.Formats(), ", "))
+			}
+			if only != "" {
+				opts.Plugins = splitList(only)
+			}
+			opts.Tags = archive.NormalizeTags(splitTags(tags))
+			sources, err := addSources(e.stdin, args, from)
+			if err != nil {
+				return err
+			}
+			if len(sources) == 0 && !opts.Resume {
+				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
+			}
+			opts.Sources = sources
+			coll, unlock, err := e.openLocked("add")
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			cfg, err := plugins.LoadConfig(coll.Path("ArchiveBox.conf"), os.Environ())
+			if err != nil {
+				return err
+			}
+			if timeout > 0 {
+				cfg.Set("TIMEOUT", strconv.Itoa(timeout))
+			}
+			opts.Config = cfg
+			p := e.printer()
+			defer p.done()
+			opts.Printer = p
+			st, runErr := capture.Run(cmd.Context(), coll, opts)
+			switch {
+			case errors.Is(runErr, capture.ErrNoURLs):
+				return usagef("%v in the input (each line needs an http(s) URL with a host)", runErr)
+			case st == nil:
+				return runErr
+			}
+			if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
+				runErr = err
+			}
+			for _, f := range st.FailedSnapshots {
+				if f.Plugin != "" {
+					p.Warnf("%s: %s failed: %s (%s)", f.URL, f.Plugin, f.Reason, f.Dir)
+				} else {
+					p.Warnf("%s: %s (%s)", f.URL, f.Reason, f.Dir)
+				}
+			}
+			return runErr
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&from, "from", nil, "read URLs from `FILE` (repeatable; '-' is stdin)")
+	f.StringVar(&opts.Parser, "parser", input.Auto, "input format: "+strings.Join(input.Formats(), ", "))
+	f.StringArrayVarP(&tags, "tag", "t", nil, "tag every new snapshot (repeatable, or comma-separated)")
+	f.IntVarP(&opts.Depth, "depth", "d", 0, "0: archive the URLs given; 1: also the pages they link to")
+	f.BoolVar(&opts.IndexOnly, "index-only", false, "create the snapshots (status queued) without capturing them")
+	f.BoolVar(&opts.SkipExisting, "skip-existing", false, "do not add a URL the collection already has")
+	f.BoolVar(&opts.Resume, "resume", false, "also capture the snapshots an earlier run left queued or started")
+	f.IntVarP(&opts.Parallel, "parallel", "j", 2, "snapshots captured at once (one browser tab each)")
+	f.IntVar(&opts.PerDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")
+	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")
+	f.IntVar(&timeout, "timeout", 0, "TIMEOUT in seconds for plugins without their own <PLUGIN>_TIMEOUT")
+	return cmd
+}
+
+func validParser(name string) bool {
+	for _, f := range input.Formats() {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// addSources gathers the input: the URL arguments as one source, '-' and
+// --from - as stdin, every other --from as a file.
+func addSources(stdin io.Reader, args, from []string) ([]capture.Source, error) {
+	var out []capture.Source
+	var urls []string
+	readStdin := false
+	for _, a := range args {
+		if a == "-" {
+			readStdin = true
+			continue
+		}
+		urls = append(urls, a)
+	}
+	if len(urls) > 0 {
+		out = append(out, capture.Source{Name: "arguments", Data: []byte(strings.Join(urls, "\n") + "\n"), Format: input.URLList})
+	}
+	for _, name := range from {
+		if name == "-" {
+			readStdin = true
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		out = append(out, capture.Source{Name: name, Data: data})
+	}
+	if readStdin {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		out = append(out, capture.Source{Name: "stdin", Data: data})
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func splitTags(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		out = append(out, archive.SplitTags(f)...)
+	}
+	return out
+}
