@@ -13,11 +13,13 @@ demo: build
 	rm -rf $(DEMO_DIR)
 	$(BIN) demo --out $(DEMO_DIR)
 
-# deps installs what the tests need: Debian's chromium for the browser tests.
+# deps installs what the tests need: Debian's chromium for the browser tests,
+# wget for the example hook's test.
 deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing chromium (needed by the browser tests)"; \
 		apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium; }; }
+	@command -v wget >/dev/null 2>&1 || apt-get install -y wget >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wget; }
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
@@ -31,6 +33,7 @@ test: deps vet
 N ?= 100000
 bench: build
 	@command -v hugo >/dev/null 2>&1 || apt-get install -y hugo >/dev/null 2>&1 || true
+	@command -v single-file >/dev/null 2>&1 || npm install -g single-file-cli >/dev/null 2>&1 || true
 	$(GO) run ./cmd/folio-bench -n $(N)
 
 fuzz:

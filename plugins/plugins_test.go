@@ -277,3 +277,36 @@ func bodyText(ctx context.Context) (string, error) {
 func imagesLoaded(ctx context.Context) (bool, error) {
 	return chromedp.Run(ctx, chromedp.Evaluate[bool](`Array.from(document.images).every(i => i.complete && i.naturalWidth > 0) && document.images.length > 0`))
 }
+
+// A browser killed while it loads a page fails that snapshot only: the
+// next one gets a new browser.
+func TestBrowserKilledMidRun(t *testing.T) {
+	srv := serve(t)
+	cfg := testConfig(t, "TIMEOUT", "10")
+	b, err := StartBrowser(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	go func() {
+		time.Sleep(500 * time.Millisecond) // /slow answers after 2 s
+		if p := chromedp.FromContext(b.ctx).Browser.Process(); p != nil {
+			p.Kill()
+		}
+	}()
+	_, got := capture(t, b, cfg, srv.URL+"/slow", "title", "screenshot")
+	for _, p := range []string{"title", "screenshot"} {
+		if got[p].Status != Failed || !strings.Contains(got[p].OutputStr, "crashed or closed") {
+			t.Errorf("%s on the killed browser: %q %q", p, got[p].Status, got[p].OutputStr)
+		}
+	}
+	_, got = capture(t, b, cfg, srv.URL+"/about.html", "title", "screenshot")
+	for _, p := range []string{"title", "screenshot"} {
+		if got[p].Status != Succeeded {
+			t.Errorf("%s after the restart: %q %q", p, got[p].Status, got[p].OutputStr)
+		}
+	}
+	if n := b.Launches(); n != 2 {
+		t.Errorf("browser launched %d times, want 2", n)
+	}
+}

@@ -453,3 +453,31 @@ func TestAddWhileAnotherAddRuns(t *testing.T) {
 		t.Errorf("snapshots %+v", s)
 	}
 }
+
+// The example wget hook of docs/hooks runs as the README says.
+func TestAddExampleWgetHook(t *testing.T) {
+	srv := fixtureServer(t)
+	dir := newCollection(t)
+	script := mustRead(t, filepath.Join("..", "..", "docs", "hooks", "wget", "on_Snapshot__61_wget.sh"))
+	hookDir := filepath.Join(dir, "custom_plugins", "wget")
+	if err := os.MkdirAll(hookDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hookDir, "on_Snapshot__61_wget.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runFolio(t, "add", "-D", dir, "--plugins", "wget", srv.URL+"/index.html")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s := snapshots(t, dir)[0]
+	if r := s.results["wget"]; r.Status != "succeeded" || len(r.OutputFiles) < 3 {
+		t.Fatalf("wget result %+v", r)
+	}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, f := range []string{"index.html", "style.css", "image.png"} {
+		if _, err := os.Stat(filepath.Join(s.dir, "wget", host, f)); err != nil {
+			t.Errorf("the mirror lacks %s: %v", f, err)
+		}
+	}
+}
