@@ -74,14 +74,6 @@ type Stats struct {
 	CrawlDir   string
 	// Results counts results by plugin and status.
 	Results map[string]map[string]int
-	// FailedSnapshots names the snapshot folders with a failed plugin,
-	// with the first failure's reason.
-	FailedSnapshots []Failure
-}
-
-// Failure is one snapshot with a failed plugin.
-type Failure struct {
-	Dir, URL, Plugin, Reason string
 }
 
 // Run adds the input's URLs to the collection and captures them. The

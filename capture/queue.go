@@ -203,12 +203,16 @@ func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
 	return r.children(s, job.Links)
 }
 
-// fail records a snapshot with a failure.
+// fail reports a snapshot with a failure, as it happens.
 func (r *run) fail(s *snapshot, plugin, reason string) {
+	if plugin != "" {
+		r.p.Warnf("%s: %s failed: %s (%s)", s.rec.URL, plugin, reason, s.dir)
+	} else {
+		r.p.Warnf("%s: %s (%s)", s.rec.URL, reason, s.dir)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Failed++
-	r.st.FailedSnapshots = append(r.st.FailedSnapshots, Failure{Dir: s.dir, URL: s.rec.URL, Plugin: plugin, Reason: reason})
 }
 
 // children creates the depth+1 snapshots of the links a page holds that

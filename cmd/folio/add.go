@@ -117,13 +117,6 @@ recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 			if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
 				runErr = err
 			}
-			for _, f := range st.FailedSnapshots {
-				if f.Plugin != "" {
-					p.Warnf("%s: %s failed: %s (%s)", f.URL, f.Plugin, f.Reason, f.Dir)
-				} else {
-					p.Warnf("%s: %s (%s)", f.URL, f.Reason, f.Dir)
-				}
-			}
 			return runErr
 		},
 	}

@@ -79,7 +79,11 @@ func (p *printer) Progress(phase string, done, total int64) {
 	if total > 0 {
 		s += fmt.Sprintf("/%d (%d%%)", total, done*100/total)
 	}
-	s += fmt.Sprintf(" %.0f/s", rate)
+	if rate < 10 {
+		s += fmt.Sprintf(" %.1f/s", rate)
+	} else {
+		s += fmt.Sprintf(" %.0f/s", rate)
+	}
 	if total > 0 && rate > 0 && !finished {
 		s += fmt.Sprintf(" ETA %s", time.Duration(float64(total-done)/rate*float64(time.Second)).Round(time.Second))
 	}
