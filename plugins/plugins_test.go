@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -309,4 +311,44 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	if n := b.Launches(); n != 2 {
 		t.Errorf("browser launched %d times, want 2", n)
 	}
+}
+
+// CHROME_CDP_URL attaches to a browser someone else runs.
+func TestAttachToRunningBrowser(t *testing.T) {
+	srv := serve(t)
+	exe := FindChromium(testConfig(t))
+	if exe == "" {
+		t.Fatal(ErrNoBrowser)
+	}
+	profile := t.TempDir()
+	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--remote-debugging-port=0", "--user-data-dir="+profile, "about:blank")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var port string
+	for deadline := time.Now().Add(20 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if data, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil {
+			port, _, _ = strings.Cut(string(data), "\n")
+		}
+	}
+	if port == "" {
+		t.Fatal("Chromium wrote no DevToolsActivePort")
+	}
+	cfg := testConfig(t, "CHROME_CDP_URL", "http://127.0.0.1:"+port)
+	b, err := StartBrowser(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got := capture(t, b, cfg, srv.URL+"/index.html", "title")
+	b.Close()
+	if got["title"].Status != Succeeded {
+		t.Errorf("title through the attached browser: %+v", got["title"])
+	}
+	resp, err := http.Get("http://127.0.0.1:" + port + "/json/version")
+	if err != nil {
+		t.Fatalf("closing an attached browser stopped it: %v", err)
+	}
+	resp.Body.Close()
 }

@@ -481,3 +481,28 @@ func TestAddExampleWgetHook(t *testing.T) {
 		}
 	}
 }
+
+// Without a browser for the browser plugins, add stops before it writes
+// anything; plugins that need none still run.
+func TestAddWithoutChromium(t *testing.T) {
+	dir := newCollection(t)
+	cmd := exec.Command(folioBin(t), "add", "-D", dir, "http://127.0.0.1:9/page")
+	cmd.Env = append(os.Environ(), "FOLIO_DATA_DIR=", "CHROME_BINARY=/nonexistent/chromium")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "no Chromium found") {
+		t.Fatalf("exit %v: %s", err, errb.String())
+	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, "sources/*")); len(kept) != 0 || len(snapshots(t, dir)) != 0 {
+		t.Errorf("a run that could not start wrote %v", kept)
+	}
+	cmd = exec.Command(folioBin(t), "add", "-D", dir, "--plugins", "hashes", "http://127.0.0.1:9/page")
+	cmd.Env = append(os.Environ(), "FOLIO_DATA_DIR=", "CHROME_BINARY=/nonexistent/chromium")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hashes only: %v\n%s", err, out)
+	}
+	if s := snapshots(t, dir); len(s) != 1 || s[0].results["hashes"].Status != "succeeded" {
+		t.Errorf("%+v", s)
+	}
+}
