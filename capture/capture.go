@@ -227,6 +227,9 @@ func (r *run) parse() error {
 		if format == "" {
 			format = r.opts.Parser
 		}
+		if format == "" {
+			format = input.Auto
+		}
 		items, invalid, _, err := input.Parse(src.Data, format)
 		if err != nil {
 			return fmt.Errorf("%s: %w", src.Name, err)

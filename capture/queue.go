@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"fmt"
+	"path"
 	"sync"
 
 	"folio/archive"
@@ -184,8 +185,12 @@ func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
 		r.fail(s, "", fmt.Sprintf("left queued: %v", err))
 		return nil
 	}
-	if s.rec.Title == "" && job.Title != "" {
+	switch {
+	case s.rec.Title != "":
+	case job.Title != "":
 		s.rec.Title = job.Title
+	case job.Static != "":
+		s.rec.Title = path.Base(job.Static) // a file has its name for a title
 	}
 	if err := s.seal(); err != nil {
 		r.fail(s, "", err.Error())

@@ -163,6 +163,12 @@ func TestBuiltinsCaptureAPage(t *testing.T) {
 	if strings.Contains(sf, "<script") {
 		t.Error("singlefile.html keeps a script")
 	}
+	if strings.Count(strings.ToLower(sf), "<!doctype") != 1 || !strings.HasPrefix(sf, "<!DOCTYPE html>") {
+		t.Errorf("singlefile.html does not start with one doctype: %.80q", sf)
+	}
+	if strings.Contains(sf, "&#34;Fixture Sans&#34;") || !strings.Contains(sf, `font-family: "Fixture Sans"`) {
+		t.Error("singlefile.html escapes the CSS of its style elements")
+	}
 	if txt := string(read(t, dir, "readability/content.txt")); !strings.Contains(txt, "Fresnel") {
 		t.Errorf("readability content.txt: %.200s", txt)
 	}
@@ -214,6 +220,15 @@ func TestSingleFileRendersOffline(t *testing.T) {
 	loaded, err := imagesLoaded(ctx)
 	if err != nil || !loaded {
 		t.Errorf("the offline page's image did not load (err %v)", err)
+	}
+	// The web font and the background image come from the saved page.
+	styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.fonts.ready.then(() =>
+		document.fonts.check('16px "Fixture Sans"') &&
+		[...document.fonts].some(f => f.family.includes("Fixture Sans") && f.status === "loaded") &&
+		getComputedStyle(document.body).backgroundImage.startsWith('url("data:image/png'))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil || !styled {
+		t.Errorf("the offline page lacks its font or background (err %v)", err)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"folio/archive"
 )
@@ -35,7 +37,7 @@ func (p *SingleFile) Run(ctx context.Context, job *Job) Outcome {
 		return *o
 	}
 	cancel()
-	html, err := job.Page.HTML(ctx)
+	dom, err := job.Page.HTML(ctx)
 	if err != nil {
 		return failed("read the DOM: %v", err)
 	}
@@ -43,7 +45,7 @@ func (p *SingleFile) Run(ctx context.Context, job *Job) Outcome {
 	if base == "" {
 		base = job.URL
 	}
-	page, err := inline(ctx, job, html, base)
+	page, err := inline(ctx, job, dom, base)
 	if err != nil {
 		return failed("%v", err)
 	}
@@ -58,8 +60,8 @@ type inliner struct {
 	cache map[string]string // absolute URL -> data: URL ("" when it could not be fetched)
 }
 
-func inline(ctx context.Context, job *Job, html, pageURL string) (string, error) {
-	doc, err := goquery.NewDocumentFromReader(strings.NewReader(html))
+func inline(ctx context.Context, job *Job, dom, pageURL string) (string, error) {
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(dom))
 	if err != nil {
 		return "", err
 	}
@@ -84,6 +86,9 @@ func inline(ctx context.Context, job *Job, html, pageURL string) (string, error)
 			s.SetAttr("style", in.css(st, base, 0))
 		}
 	})
+	doc.Find("style").Each(func(_ int, s *goquery.Selection) {
+		setRawText(s, in.css(s.Text(), base, 0))
+	})
 	doc.Find("link[rel~=stylesheet][href]").Each(func(_ int, s *goquery.Selection) {
 		href, _ := s.Attr("href")
 		u, err := base.Parse(href)
@@ -96,15 +101,12 @@ func inline(ctx context.Context, job *Job, html, pageURL string) (string, error)
 			s.Remove()
 			return
 		}
-		style := "<style"
+		style := &html.Node{Type: html.ElementNode, Data: "style", DataAtom: atom.Style}
 		if media, ok := s.Attr("media"); ok {
-			style += ` media="` + strings.ReplaceAll(media, `"`, "&quot;") + `"`
+			style.Attr = []html.Attribute{{Key: "media", Val: media}}
 		}
-		css := in.css(string(f.Body), u, 0)
-		s.ReplaceWithHtml(style + ">" + strings.ReplaceAll(css, "</style", `<\/style`) + "</style>")
-	})
-	doc.Find("style").Each(func(_ int, s *goquery.Selection) {
-		s.SetText(in.css(s.Text(), base, 0))
+		s.ReplaceWithNodes(style)
+		setRawText(goquery.NewDocumentFromNode(style).Selection, in.css(string(f.Body), u, 0))
 	})
 	for _, a := range []struct{ sel, attr string }{
 		{"img[src]", "src"}, {"input[type=image][src]", "src"}, {"video[poster]", "poster"},
@@ -156,10 +158,17 @@ func inline(ctx context.Context, job *Job, html, pageURL string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	if i := strings.Index(html, "<html"); i > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(html)), "<!doctype") {
-		out = strings.TrimSpace(html[:i]) + "\n" + out
+	return out, nil // the document's doctype is part of it
+}
+
+// setRawText makes css the only content of a <style> element. The text is
+// raw, not escaped: a style element's content is never parsed as HTML.
+func setRawText(s *goquery.Selection, css string) {
+	n := s.Nodes[0]
+	for c := n.FirstChild; c != nil; c = n.FirstChild {
+		n.RemoveChild(c)
 	}
-	return out, nil
+	n.AppendChild(&html.Node{Type: html.TextNode, Data: strings.ReplaceAll(css, "</style", `<\/style`)})
 }
 
 // fetch gets one resource (cached per page).

@@ -96,8 +96,7 @@ type parser struct {
 }
 
 // add validates it.URL and appends the item, or merges it into an earlier
-// item with the same URL, or records it as invalid. text is what an Invalid
-// shows when the URL is rejected.
+// item with the same URL, or records it as invalid with the URL as its text.
 func (p *parser) add(it Item) {
 	u, err := Validate(it.URL)
 	if err != nil {
