@@ -65,14 +65,18 @@ func runCapture(b *B) error {
 	if os.Geteuid() == 0 {
 		flags = append(flags, "--no-sandbox")
 	}
-	screenshots := func() *exec.Cmd {
-		var script strings.Builder
-		script.WriteString("set -e\n")
-		for i, u := range urls {
-			fmt.Fprintf(&script, "%q %s --user-data-dir=%q --screenshot=%q %q 2>/dev/null\n", chromium, strings.Join(flags, " "),
-				filepath.Join(out, "profile"), filepath.Join(out, fmt.Sprintf("shot-%d.png", i)), u)
-		}
-		return exec.CommandContext(b.Ctx, "sh", "-c", script.String())
+	// Chromium now and then crashes on its way out after writing the
+	// screenshot; a page counts when its file is there.
+	var shots strings.Builder
+	shots.WriteString("set -e\n")
+	for i, u := range urls {
+		shot := filepath.Join(out, fmt.Sprintf("shot-%d.png", i))
+		fmt.Fprintf(&shots, "%q %s --user-data-dir=%q --screenshot=%q %q >/dev/null 2>&1 || test -s %q\n", chromium,
+			strings.Join(flags, " "), filepath.Join(out, "profile"), shot, u, shot)
+	}
+	screenshots, err := b.script("chromium-screenshots.sh", shots.String())
+	if err != nil {
+		return err
 	}
 	bare, err := b.Repeat(clean(out), screenshots)
 	if err != nil {
@@ -82,15 +86,17 @@ func runCapture(b *B) error {
 	var sf Measure
 	sfErr := errors.New("single-file-cli is not installed (npm install -g single-file-cli)")
 	if exe, err := exec.LookPath("single-file"); err == nil {
-		singlefile := func() *exec.Cmd {
-			var script strings.Builder
-			script.WriteString("set -e\n")
-			for i, u := range urls {
-				fmt.Fprintf(&script, "%q --browser-executable-path=%q --browser-args=%q %q %q >/dev/null 2>&1\n", exe, chromium,
-					`["--no-sandbox","--disable-background-networking","--disable-component-update","--disable-sync","--no-first-run"]`,
-					u, filepath.Join(out, fmt.Sprintf("page-%d.html", i)))
-			}
-			return exec.CommandContext(b.Ctx, "sh", "-c", script.String())
+		var pages strings.Builder
+		pages.WriteString("set -e\n")
+		for i, u := range urls {
+			page := filepath.Join(out, fmt.Sprintf("page-%d.html", i))
+			fmt.Fprintf(&pages, "%q --browser-executable-path=%q --browser-args=%q %q %q >/dev/null 2>&1 || test -s %q\n", exe, chromium,
+				`["--no-sandbox","--disable-background-networking","--disable-component-update","--disable-sync","--no-first-run"]`,
+				u, page, page)
+		}
+		singlefile, err := b.script("single-file-cli.sh", pages.String())
+		if err != nil {
+			return err
 		}
 		sf, sfErr = b.Repeat(clean(out), singlefile)
 	}
@@ -123,6 +129,16 @@ func runCapture(b *B) error {
 			Goal: Goal{MaxRatio: 1}, Baseline: perPage(sf), BaselineName: "single-file-cli per page"})
 	}
 	return nil
+}
+
+// script writes a shell script to the scratch directory and returns the
+// command that runs it (named by its file in errors and logs).
+func (b *B) script(name, body string) (func() *exec.Cmd, error) {
+	p := filepath.Join(b.Work, name)
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		return nil, err
+	}
+	return func() *exec.Cmd { return exec.CommandContext(b.Ctx, "sh", p) }, nil
 }
 
 // clean empties dir before a baseline repetition.
