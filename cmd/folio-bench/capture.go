@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -67,12 +68,13 @@ func runCapture(b *B) error {
 	}
 	// Chromium now and then crashes on its way out after writing the
 	// screenshot; a page counts when its file is there.
+	retries := filepath.Join(b.Work, "baseline-retries")
 	var shots strings.Builder
 	shots.WriteString("set -e\n")
 	for i, u := range urls {
 		shot := filepath.Join(out, fmt.Sprintf("shot-%d.png", i))
-		fmt.Fprintf(&shots, "%q %s --user-data-dir=%q --screenshot=%q %q >/dev/null 2>&1 || test -s %q\n", chromium,
-			strings.Join(flags, " "), filepath.Join(out, "profile"), shot, u, shot)
+		shots.WriteString(countsWhenWritten(fmt.Sprintf("%q %s --user-data-dir=%q --screenshot=%q %q", chromium,
+			strings.Join(flags, " "), filepath.Join(out, "profile"), shot, u), shot, retries))
 	}
 	screenshots, err := b.script("chromium-screenshots.sh", shots.String())
 	if err != nil {
@@ -90,15 +92,20 @@ func runCapture(b *B) error {
 		pages.WriteString("set -e\n")
 		for i, u := range urls {
 			page := filepath.Join(out, fmt.Sprintf("page-%d.html", i))
-			fmt.Fprintf(&pages, "%q --browser-executable-path=%q --browser-args=%q %q %q >/dev/null 2>&1 || test -s %q\n", exe, chromium,
+			pages.WriteString(countsWhenWritten(fmt.Sprintf("%q --browser-executable-path=%q --browser-args=%q %q %q", exe, chromium,
 				`["--no-sandbox","--disable-background-networking","--disable-component-update","--disable-sync","--no-first-run"]`,
-				u, page, page)
+				u, page), page, retries))
 		}
 		singlefile, err := b.script("single-file-cli.sh", pages.String())
 		if err != nil {
 			return err
 		}
 		sf, sfErr = b.Repeat(clean(out), singlefile)
+	}
+
+	retried := ""
+	if log, err := os.ReadFile(retries); err == nil {
+		retried = fmt.Sprintf("; baseline pages retried after a Chromium crash: %d", bytes.Count(log, []byte("\n")))
 	}
 
 	data := filepath.Join(b.Work, "capture-data")
@@ -118,7 +125,7 @@ func runCapture(b *B) error {
 		row := Row{Work: work, Value: perPage(m), Err: err, Goal: Goal{MaxRatio: 1.5},
 			Baseline: perPage(bare), BaselineName: "chromium --headless --screenshot per page"}
 		if err == nil {
-			row.Note = fmt.Sprintf("%.2f pages/s, peak RSS %.0f MB (folio)", capturePages/m.Wall.Seconds(), float64(m.MaxRSS)/1e6)
+			row.Note = fmt.Sprintf("%.2f pages/s, peak RSS %.0f MB (folio)", capturePages/m.Wall.Seconds(), float64(m.MaxRSS)/1e6) + retried
 		}
 		b.Add(row)
 		if sfErr != nil {
@@ -126,7 +133,7 @@ func runCapture(b *B) error {
 			continue
 		}
 		b.Add(Row{Work: fmt.Sprintf("add --parallel %d beside single-file-cli (per page)", parallel), Value: perPage(m), Err: err,
-			Goal: Goal{MaxRatio: 1}, Baseline: perPage(sf), BaselineName: "single-file-cli per page"})
+			Goal: Goal{MaxRatio: 1}, Baseline: perPage(sf), BaselineName: "single-file-cli per page", Note: strings.TrimPrefix(retried, "; ")})
 	}
 	return nil
 }
@@ -139,6 +146,18 @@ func (b *B) script(name, body string) (func() *exec.Cmd, error) {
 		return nil, err
 	}
 	return func() *exec.Cmd { return exec.CommandContext(b.Ctx, "sh", p) }, nil
+}
+
+// countsWhenWritten is a script line that runs command and fails only when
+// it failed and left file empty. Chromium now and then segfaults before it
+// writes anything; such a page is tried once more (which can only make the
+// baseline slower, so the note says when it happened), and a second
+// failure shows the command's output.
+// Each retry appends a line to the file retries.
+func countsWhenWritten(command, file, retries string) string {
+	run := fmt.Sprintf("%s >%q.log 2>&1 || test -s %q", command, file, file)
+	return fmt.Sprintf("%s || { echo %q >>%q; %s; } || { tail -c 2000 %q.log >&2; exit 1; }\n",
+		run, filepath.Base(file), retries, run, file)
 }
 
 // clean empties dir before a baseline repetition.
