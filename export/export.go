@@ -698,14 +698,15 @@ func pending(status string) bool {
 	return false
 }
 
-type iconView struct{ Href, Plugin, Glyph string }
+type iconView struct{ Href, Plugin, Icon string }
 
 type rowView struct {
 	Status, Href, Saved, Date, Time, Epoch string
 	Pending                                bool
 	Preview, PreviewFallbacks              string
 	Favicon, FaviconFallbacks              string
-	Title, URL                             string
+	Title, FullTitle, URL                  string
+	Linkable                               bool // URL is http(s): a link, else plain text
 	Tags                                   []string
 	Icons                                  []iconView
 	SizeHref, Size                         string
@@ -743,8 +744,12 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 		Status: status, Href: relHref(from, it.Dir+"/"+RootPage), Saved: archive.IsoTime(t),
 		Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Epoch: snap.Timestamp,
 		Pending: pending(snap.Status), Title: truncate(html.UnescapeString(title), 110), URL: snap.URL,
-		Tags: archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
+		Linkable: webURL(snap.URL),
+		Tags:     archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
 		Size: "...", Outputs: it.NumOutputs,
+	}
+	if full := html.UnescapeString(title); full != r.Title {
+		r.FullTitle = full // the tooltip of a shortened title
 	}
 	if r.Epoch == "" {
 		r.Epoch = strconv.FormatInt(t.Unix(), 10)
@@ -766,14 +771,14 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 	}
 	sort.Strings(plugins)
 	for _, p := range plugins {
-		glyph, known := icons[p]
+		icon, known := icons[p]
 		if !known {
-			glyph = "📁"
+			icon = "folder"
 		}
-		if glyph == "" {
+		if icon == "" {
 			continue
 		}
-		r.Icons = append(r.Icons, iconView{Href: byPlugin[p].From(from), Plugin: p, Glyph: glyph})
+		r.Icons = append(r.Icons, iconView{Href: byPlugin[p].From(from), Plugin: p, Icon: icon})
 	}
 	return r
 }
@@ -795,6 +800,7 @@ type mediaView struct {
 type detailView struct {
 	CSP, Site, RootHref, ManifestHref, SiteTitle, Version string
 	Title, URL, Saved, Status, StatusLabel, Size          string
+	Linkable                                              bool // URL is http(s): a link, else plain text
 	Tags                                                  []string
 	Favicon, FaviconFallbacks                             string
 	Preview                                               *previewView
@@ -846,7 +852,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	v := detailView{
 		CSP: CSP, Site: strings.TrimSuffix(relHref(dir, SiteDir+"/x"), "x"), RootHref: relHref(dir, RootPage),
 		ManifestHref: "./" + archive.IndexFile, SiteTitle: s.opts.Title, Version: s.opts.Version,
-		Title: title, URL: snap.URL, Saved: t.Format("2006-01-02 15:04:05") + " UTC",
+		Title: title, URL: snap.URL, Linkable: webURL(snap.URL), Saved: t.Format("2006-01-02 15:04:05") + " UTC",
 		Status: snap.Status, StatusLabel: statusLabel(snap.Status, len(outs) > 0), Size: "—",
 		Tags: archive.NormalizeTags(snap.Tags),
 	}

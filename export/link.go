@@ -167,3 +167,11 @@ func resolveFile(snapAbs, snapDir, rel, from string) (Ref, error) {
 	}
 	return Ref{Disk: disk, Rel: full, Href: relHref(from, full), Size: st.Size()}, nil
 }
+
+// webURL reports whether u is an http or https URL, which the pages show
+// as a link; any other original (file:, data:, a bare path) is shown as
+// text, since a link to it would lead nowhere or be blanked.
+func webURL(u string) bool {
+	scheme, _, ok := strings.Cut(u, ":")
+	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
+}

@@ -30,12 +30,13 @@ var hiddenCards = map[string]bool{"archivedotorg": true, "favicon": true, "title
 // mediaPlugins are the yt-dlp family whose files are listed as media.
 var mediaPlugins = map[string]bool{"ytdlp": true, "yt-dlp": true, "youtube-dl": true, "media": true}
 
-// icons are the glyphs of the root list's Files column; a plugin that is
-// not listed gets the folder glyph, plugins mapped to "" get no icon.
+// icons name the shape (a class ic-NAME of folio.css) of each plugin in
+// the root list's Files column; a plugin that is not listed gets the
+// folder, plugins mapped to "" get no icon.
 var icons = map[string]string{
-	"singlefile": "❶", "wget": "🆆", "dom": "🅷", "pdf": "📄", "screenshot": "💻",
-	"media": "📼", "ytdlp": "📼", "git": "🅶", "archivedotorg": "🏛", "readability": "🆁",
-	"mercury": "🅼", "warc": "📦", "headers": "🗎", "htmltotext": "📝", "favicon": "", "title": "",
+	"singlefile": "page", "wget": "globe", "dom": "code", "pdf": "pdf", "screenshot": "image",
+	"media": "film", "ytdlp": "film", "git": "branch", "archivedotorg": "bank", "readability": "article",
+	"mercury": "article", "warc": "box", "headers": "list", "htmltotext": "text", "favicon": "", "title": "",
 	"hashes": "", "chrome": "",
 }
 
@@ -520,20 +521,18 @@ func (f *files) media(results []archive.Result) []mediaItem {
 	return out
 }
 
-// fileSize formats a size as ArchiveBox's printable_filesize does.
+// fileSize formats a size the way people read it: "354 B", "4.0 KB",
+// "1.2 MB" (powers of 1024, as ArchiveBox counts).
 func fileSize(n int64) string {
-	f := float64(n)
-	for _, unit := range []string{"Bytes", "KB", "MB", "GB"} {
-		if f > -1024 && f < 1024 {
-			return trimFloat(f) + " " + unit
-		}
-		f /= 1024
+	if n > -1024 && n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
 	}
-	return trimFloat(f) + " TB"
+	f := float64(n)
+	for _, unit := range []string{"KB", "MB", "GB"} {
+		f /= 1024
+		if f > -1024 && f < 1024 {
+			return strconv.FormatFloat(f, 'f', 1, 64) + " " + unit
+		}
+	}
+	return strconv.FormatFloat(f/1024, 'f', 1, 64) + " TB"
 }
-
-func trimFloat(f float64) string {
-	return strings.TrimSpace(strconvFloat(f))
-}
-
-func strconvFloat(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }

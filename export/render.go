@@ -102,11 +102,11 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 	escURL(b, v.Site)
 	b.WriteString("folio.js\"></script>\n</head>\n<body class=\"folio-snapshot\">\n<header class=\"bar\">\n  <a class=\"brand\" href=\"")
 	escURL(b, v.RootHref)
-	b.WriteString("\"><span class=\"mark\" aria-hidden=\"true\">❦</span> ")
+	b.WriteString("\"><span class=\"ic ic-mark mark\" aria-hidden=\"true\"></span>")
 	escText(b, v.SiteTitle)
 	b.WriteString("</a>\n  <span class=\"meta\"><a href=\"")
 	escURL(b, v.ManifestHref)
-	b.WriteString("\">📁 Snapshot manifest</a></span>\n</header>\n<main>\n<section class=\"summary\">\n  <h1>")
+	b.WriteString("\"><span class=\"ic ic-folder\" aria-hidden=\"true\"></span> Snapshot manifest</a></span>\n</header>\n<main>\n<section class=\"summary\">\n  <h1>")
 	if v.Favicon != "" {
 		b.WriteString("<img src=\"")
 		escURL(b, v.Favicon)
@@ -115,11 +115,19 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 		b.WriteString("\" class=\"favicon\" alt=\"\">")
 	}
 	escText(b, v.Title)
-	b.WriteString("</h1>\n  <p class=\"original\"><a class=\"snapshot-url\" href=\"")
-	escURL(b, v.URL)
-	b.WriteString("\" target=\"_blank\" rel=\"noopener noreferrer\">")
-	escText(b, v.URL)
-	b.WriteString("</a></p>\n  <dl class=\"facts\">\n    <dt>Saved</dt><dd><a href=\"./index.html\">")
+	b.WriteString("</h1>\n  <p class=\"original\">")
+	if v.Linkable {
+		b.WriteString("<a class=\"snapshot-url\" href=\"")
+		escURL(b, v.URL)
+		b.WriteString("\" target=\"_blank\" rel=\"noopener noreferrer\">")
+		escText(b, v.URL)
+		b.WriteString("</a>")
+	} else {
+		b.WriteString("<span class=\"snapshot-url\">")
+		escText(b, v.URL)
+		b.WriteString("</span>")
+	}
+	b.WriteString("</p>\n  <dl class=\"facts\">\n    <dt>Saved</dt><dd><a href=\"./index.html\">")
 	escText(b, v.Saved)
 	b.WriteString("</a></dd>\n    <dt>Status</dt><dd><span class=\"status-pill status-")
 	escText(b, v.Status)
@@ -144,7 +152,7 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 		escText(b, p.Plugin)
 		b.WriteString("</span><a href=\"")
 		escURL(b, p.Href)
-		b.WriteString("\" target=\"_blank\" rel=\"noopener\">open ↗</a></div>\n  ")
+		b.WriteString("\" target=\"_blank\" rel=\"noopener\">open <span class=\"ic ic-external\" aria-hidden=\"true\"></span></a></div>\n  ")
 		if p.Kind == "image" {
 			b.WriteString("<img id=\"preview-frame\" class=\"preview-image\" src=\"")
 			escURL(b, p.Href)
@@ -310,7 +318,7 @@ func renderRoot(b *bytes.Buffer, v *rootView) {
 	writeInt(b, v.Page)
 	b.WriteString("\">\n<header class=\"bar\">\n  <a class=\"brand\" href=\"")
 	escURL(b, v.RootHref)
-	b.WriteString("\"><span class=\"mark\" aria-hidden=\"true\">❦</span> ")
+	b.WriteString("\"><span class=\"ic ic-mark mark\" aria-hidden=\"true\"></span>")
 	escText(b, v.Title)
 	b.WriteString("</a>\n  <span class=\"meta\">Portable static archive · ")
 	writeInt(b, v.Total)
@@ -320,9 +328,9 @@ func renderRoot(b *bytes.Buffer, v *rootView) {
 	writeInt(b, v.Total)
 	b.WriteString(" snapshots</span>\n  <span id=\"search-state\" class=\"search-state\" aria-live=\"polite\"></span>\n</div>\n")
 	renderPager(b, v)
-	b.WriteString("\n<table id=\"table-bookmarks\">\n<thead><tr><th>Saved</th><th>Preview</th><th>Snapshot (")
+	b.WriteString("\n<table id=\"table-bookmarks\">\n<thead><tr><th class=\"col-saved\">Saved</th><th class=\"col-preview\">Preview</th><th class=\"col-snapshot\">Snapshot (")
 	writeInt(b, v.Total)
-	b.WriteString(")</th><th>Tags</th><th>Status</th><th>Files</th><th>Size</th></tr></thead>\n<tbody id=\"page-rows\">\n")
+	b.WriteString(")</th><th class=\"col-tags\">Tags</th><th class=\"col-status\">Status</th><th class=\"col-files\">Files</th><th class=\"col-size\">Size</th></tr></thead>\n<tbody id=\"page-rows\">\n")
 	for i := range v.Rows {
 		renderRow(b, &v.Rows[i])
 	}
@@ -377,13 +385,31 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 	}
 	b.WriteString("<a class=\"snapshot-title\" href=\"")
 	escURL(b, r.Href)
-	b.WriteString("\">")
+	b.WriteString("\"")
+	if r.FullTitle != "" {
+		b.WriteString(" title=\"")
+		escText(b, r.FullTitle)
+		b.WriteString("\"")
+	}
+	b.WriteString(">")
 	escText(b, r.Title)
-	b.WriteString("</a><a class=\"snapshot-url\" href=\"")
-	escURL(b, r.URL)
-	b.WriteString("\" target=\"_blank\" rel=\"noopener noreferrer\">")
-	escText(b, r.URL)
-	b.WriteString("</a><span class=\"snapshot-mobile-saved\">")
+	b.WriteString("</a>")
+	if r.Linkable {
+		b.WriteString("<a class=\"snapshot-url\" href=\"")
+		escURL(b, r.URL)
+		b.WriteString("\" title=\"")
+		escText(b, r.URL)
+		b.WriteString("\" target=\"_blank\" rel=\"noopener noreferrer\">")
+		escText(b, r.URL)
+		b.WriteString("</a>")
+	} else {
+		b.WriteString("<span class=\"snapshot-url\" title=\"")
+		escText(b, r.URL)
+		b.WriteString("\">")
+		escText(b, r.URL)
+		b.WriteString("</span>")
+	}
+	b.WriteString("<span class=\"snapshot-mobile-saved\">")
 	escText(b, r.Date)
 	b.WriteString("</span></td>\n<td class=\"snapshot-tags\">")
 	for _, t := range r.Tags {
@@ -402,11 +428,13 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 	for _, ic := range r.Icons {
 		b.WriteString("<a href=\"")
 		escURL(b, ic.Href)
-		b.WriteString("\" class=\"exists-True\" title=\"")
+		b.WriteString("\" class=\"exists-True ic ic-")
+		escText(b, ic.Icon)
+		b.WriteString("\" title=\"")
 		escText(b, ic.Plugin)
-		b.WriteString("\">")
-		escText(b, ic.Glyph)
-		b.WriteString("</a>")
+		b.WriteString("\"><span class=\"sr\">")
+		escText(b, ic.Plugin)
+		b.WriteString("</span></a>")
 	}
 	b.WriteString("</span></td>\n<td class=\"snapshot-size-cell\"><a href=\"")
 	escURL(b, r.SizeHref)
@@ -429,7 +457,7 @@ func renderPager(b *bytes.Buffer, v *rootView) {
 	if v.PrevHref != "" {
 		b.WriteString("<a href=\"")
 		escURL(b, v.PrevHref)
-		b.WriteString("\" rel=\"prev\">← newer</a>")
+		b.WriteString("\" rel=\"prev\"><span class=\"ic ic-prev\" aria-hidden=\"true\"></span>newer</a>")
 	}
 	for _, l := range v.PageLinks {
 		switch {
@@ -450,7 +478,7 @@ func renderPager(b *bytes.Buffer, v *rootView) {
 	if v.NextHref != "" {
 		b.WriteString("<a href=\"")
 		escURL(b, v.NextHref)
-		b.WriteString("\" rel=\"next\">older →</a>")
+		b.WriteString("\" rel=\"next\">older<span class=\"ic ic-next\" aria-hidden=\"true\"></span></a>")
 	}
 	b.WriteString("</nav>")
 }

@@ -112,10 +112,12 @@
       ta.className = "snapshot-title";
       ta.href = root + r[0];
       ta.textContent = r[1];
+      ta.title = r[1];
       t.appendChild(ta);
       var u = document.createElement("span");
       u.className = "snapshot-url";
       u.textContent = r[2];
+      u.title = r[2];
       t.appendChild(u);
       var tags = cell(tr, "snapshot-tags");
       r[3].split(",").filter(Boolean).forEach(function (tag) {

@@ -35,8 +35,11 @@ func TestParseAll(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
+		// The SVG namespace in the icons' data URLs names a namespace;
+		// nothing is fetched from it.
+		text := strings.ReplaceAll(strings.ToLower(string(b)), "xmlns='http://www.w3.org/2000/svg'", "")
 		for _, bad := range []string{"http://", "https://", "//cdn", "/static/", "/admin/", "jquery"} {
-			if strings.Contains(strings.ToLower(string(b)), bad) {
+			if strings.Contains(text, bad) {
 				t.Errorf("%s refers to %q", name, bad)
 			}
 		}
