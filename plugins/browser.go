@@ -254,7 +254,10 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 		scancel()
 	case ctx.Err() != nil:
 		p.Err = ctx.Err()
-	case tab.Err() != nil:
+	case tab.Err() != nil || errors.Is(err, context.Canceled):
+		// ctx is not done, so a cancellation came from the browser's
+		// side: chromedp reports a lost connection as one, sometimes
+		// before the tab's context is canceled.
 		p.Err = fmt.Errorf("the browser tab crashed or closed: %w", err)
 	default:
 		p.Err = fmt.Errorf("load %s: %s", url, loadError(err))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -338,10 +339,21 @@ func TestAttachToRunningBrowser(t *testing.T) {
 	profile := t.TempDir()
 	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--remote-debugging-port=0", "--user-data-dir="+profile, "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Every process of that Chromium is gone before the profile is
+	// removed: its helpers write there too.
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if syscall.Kill(-cmd.Process.Pid, 0) != nil {
+				break
+			}
+		}
+	}()
 	var port string
 	for deadline := time.Now().Add(20 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if data, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil {
