@@ -7,6 +7,7 @@ require (
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/klauspost/compress v1.20.4
 	github.com/spf13/cobra v1.10.2
 	github.com/yuin/goldmark v1.8.7

@@ -42,6 +42,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = usageError{err}
 	}
 	code := exitCode(ctx, err)
+	if errors.Is(err, errStopped) {
+		return code // the command said so itself
+	}
 	fmt.Fprintf(stderr, "folio: %v\n", err)
 	if code == exitUsage && cmd != nil {
 		fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
@@ -66,6 +69,10 @@ func exitCode(ctx context.Context, err error) int {
 	}
 	return exitError
 }
+
+// errStopped ends a command that stopped on Ctrl-C and has said so in
+// one line: folio exits 130 and prints nothing more.
+var errStopped = fmt.Errorf("stopped: %w", context.Canceled)
 
 // usageError marks a mistake in how folio was called; only these print
 // the command's usage.

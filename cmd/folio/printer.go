@@ -102,3 +102,11 @@ func (p *printer) done() {
 	defer p.mu.Unlock()
 	p.clear()
 }
+
+// plural says "1 root page" or "3 root pages".
+func plural[N int | int64](n N, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"folio/archive"
+	"folio/export"
+	"folio/watch"
+)
+
+func init() { commands = append(commands, newWatchCmd) }
+
+// watchFlags are the flags watch and serve --watch share.
+type watchFlags struct {
+	opts     watch.Options
+	export   bool
+	pageSize int
+	title    string
+}
+
+func (w *watchFlags) register(cmd *cobra.Command, exportFlag bool) {
+	f := cmd.Flags()
+	if exportFlag {
+		f.BoolVar(&w.export, "export", false, "also keep the in-place export current (the incremental export after each change)")
+	}
+	f.DurationVar(&w.opts.Poll, "poll", 0, "look at the tree at this interval instead of using inotify (for network file systems), e.g. 5s")
+	f.DurationVar(&w.opts.Quiet, "quiet", 300*time.Millisecond, "how long the tree must be still before changes are applied")
+	f.IntVar(&w.pageSize, "page-size", 250, "snapshots per root page of the export (as 'folio export --page-size')")
+	f.StringVar(&w.title, "title", "", `site title of the export (default "folio archive")`)
+}
+
+// validate checks the values a user typed.
+func (w *watchFlags) validate() error {
+	switch {
+	case w.opts.Poll < 0:
+		return usagef("--poll %s: want a positive duration such as 5s", w.opts.Poll)
+	case w.opts.Poll > 0 && w.opts.Poll < 100*time.Millisecond:
+		return usagef("--poll %s: at least 100ms", w.opts.Poll)
+	case w.opts.Quiet < 0:
+		return usagef("--quiet %s: want a duration such as 300ms", w.opts.Quiet)
+	case w.pageSize < 1:
+		return usagef("--page-size %d: at least 1", w.pageSize)
+	}
+	return nil
+}
+
+// run watches the collection until ctx ends.
+func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collection) error {
+	w.opts.Dir = coll.Dir
+	h := &watch.Handler{Coll: coll, P: p}
+	if w.export {
+		h.Export = func(ctx context.Context) (string, error) {
+			st, err := export.Run(ctx, export.Options{Collection: coll, Version: version, SkipReindex: true,
+				PageSize: w.pageSize, Title: w.title}, archive.Discard)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("export: %s and %s written", plural(st.Written, "detail page"), plural(st.RootWritten, "root page")), nil
+		}
+	}
+	wt, err := watch.New(w.opts, p)
+	if err != nil {
+		return err
+	}
+	wt.Ready = func(watches int, polling bool) {
+		if polling {
+			p.Infof("watching %s by polling every %s (Ctrl-C stops)", coll.Path(archive.ArchiveDir), pollInterval(w.opts.Poll))
+			return
+		}
+		p.Infof("watching %d folders under %s (Ctrl-C stops)", watches, coll.Path(archive.ArchiveDir))
+	}
+	locked := false
+	return wt.Run(ctx, func(ctx context.Context, b watch.Batch) error {
+		_, err := h.Apply(ctx, b)
+		if errors.Is(err, archive.ErrLocked) {
+			if !locked {
+				p.Infof("waiting: %v", err)
+			}
+			locked = true
+			return err
+		}
+		locked = false
+		return err
+	})
+}
+
+func pollInterval(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 2 * time.Second
+	}
+	return d
+}
+
+func newWatchCmd(e *env) *cobra.Command {
+	var w watchFlags
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Keep the catalog (and with --export the export) in line with the tree as it changes",
+		Long: `Watch archive/ and apply changes to the catalog within about a second: snapshot
+folders dropped in or synced from elsewhere, index.jsonl files edited by hand,
+folders moved or deleted, legacy folders copied into archive/ (cataloged where
+they are; 'folio update --migrate-only' migrates them). With --export the
+incremental export runs after each change, so the pages stay current.
+
+Changes are gathered until the tree has been still for --quiet, then applied
+by the incremental reindex under the collection's lock; while another folio
+command holds the lock (an add, an export), watch waits and applies afterwards.
+It uses inotify, and polls every 2s where inotify is unavailable or its watch
+limit is reached (and says so); --poll forces polling, for network file systems
+whose changes made on other machines inotify never sees. folio's own temp files
+and the pages an export writes are ignored. Ctrl-C stops it (exit 130).`,
+		Example: `  folio watch
+  folio watch --export
+  folio watch --poll 10s     # a collection on NFS or SMB`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := w.validate(); err != nil {
+				return err
+			}
+			coll, err := e.open()
+			if err != nil {
+				return err
+			}
+			p := e.printer()
+			defer p.done()
+			err = w.run(cmd.Context(), p, coll)
+			if cmd.Context().Err() != nil {
+				p.Infof("stopped")
+				return errStopped
+			}
+			return err
+		},
+	}
+	w.register(cmd, true)
+	return cmd
+}

@@ -1,0 +1,243 @@
+package main_test
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"folio/gen"
+)
+
+// process is a folio process whose stderr lines are kept as they come.
+type process struct {
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	err []string
+	out chan string // stdout lines
+}
+
+func startFolio(t *testing.T, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(folioBin(t), args...), out: make(chan string, 16)}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.err = append(p.err, sc.Text())
+			p.mu.Unlock()
+		}
+	}()
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case p.out <- sc.Text():
+			default:
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+func (p *process) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.err, "\n")
+}
+
+// await waits until ok holds, failing the test after a while.
+func await(t *testing.T, what string, p *process, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("%s: not within 20 s; stderr:\n%s", what, p.stderr())
+}
+
+// interrupt stops p with SIGINT and returns its exit code.
+func (p *process) interrupt(t *testing.T) int {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+		t.Errorf("folio did not stop on SIGINT; stderr:\n%s", p.stderr())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// threeChanges copies a new snapshot folder into dir, retitles the
+// snapshot at edit and deletes the one at gone; it returns the new
+// snapshot's URL and the new title.
+func threeChanges(t *testing.T, dir, edit, gone string) (newURL, title string) {
+	t.Helper()
+	other := filepath.Join(t.TempDir(), "other")
+	om, err := gen.Current(other, gen.Options{N: 1, Seed: 77, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := om.Snapshots[0].Dir
+	to := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(other, filepath.FromSlash(rel)), to).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	title = "Retitled while watched"
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(edit)), title); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(gone))); err != nil {
+		t.Fatal(err)
+	}
+	return om.Snapshots[0].URL, title
+}
+
+// TestWatchFollowsTheTree runs the real watcher: a snapshot folder copied
+// in, another's index.jsonl edited and a third deleted all reach the
+// catalog and the export within seconds.
+func TestWatchFollowsTheTree(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 30, Seed: 5, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit, gone := m.Snapshots[3], m.Snapshots[7]
+	w := startFolio(t, "-D", dir, "watch", "--export", "--page-size", "10")
+	await(t, "the first export", w, func() bool { return strings.Contains(w.stderr(), "export: ") })
+	if !strings.Contains(w.stderr(), "watching ") {
+		t.Errorf("no line saying what is watched:\n%s", w.stderr())
+	}
+
+	newURL, title := threeChanges(t, dir, edit.Dir, gone.Dir)
+	listed := func() string {
+		out, _, _ := runFolio(t, "-D", dir, "list", "--csv", "url,title")
+		return out
+	}
+	manifest := func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, "index.jsonl"))
+		return string(b)
+	}
+	await(t, "the three changes in the catalog", w, func() bool {
+		l := listed()
+		return strings.Contains(l, newURL) && strings.Contains(l, title) && !strings.Contains(l, gone.URL+",")
+	})
+	await(t, "the three changes in the export", w, func() bool {
+		s := manifest()
+		return strings.Contains(s, newURL) && strings.Contains(s, title) && !strings.Contains(s, `"`+gone.URL+`"`)
+	})
+	if code := w.interrupt(t); code != 130 {
+		t.Errorf("watch exit code after SIGINT: %d, want 130", code)
+	}
+	if !strings.Contains(w.stderr(), "stopped") {
+		t.Errorf("no line saying it stopped:\n%s", w.stderr())
+	}
+}
+
+// TestServeWatchKeepsTheExportCurrent serves a collection with --watch
+// and sees a change over HTTP.
+func TestServeWatchKeepsTheExportCurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 12, Seed: 8, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startFolio(t, "-D", dir, "serve", "--watch", "--addr", "127.0.0.1:0")
+	var base string
+	select {
+	case base = <-s.out:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve printed no URL; stderr:\n%s", s.stderr())
+	}
+	get := func() string {
+		resp, err := http.Get(base + "index.jsonl")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	await(t, "the first export, served", s, func() bool { return strings.Contains(get(), m.Snapshots[0].URL) })
+	title := "Changed while served"
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(m.Snapshots[2].Dir)), title); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the change, served", s, func() bool { return strings.Contains(get(), title) })
+	if code := s.interrupt(t); code != 130 {
+		t.Errorf("serve --watch exit code after SIGINT: %d, want 130", code)
+	}
+}
+
+func TestWatchUsageErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := gen.Current(dir, gen.Options{N: 1, Seed: 1, NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"watch", "--poll", "-1s"},
+		{"watch", "--page-size", "0"},
+		{"watch", "extra"},
+		{"serve", "--watch", "somewhere"},
+	} {
+		_, stderr, code := runFolio(t, append([]string{"-D", dir}, args...)...)
+		if code != 2 {
+			t.Errorf("folio %s: exit %d, want 2\n%s", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
+
+// TestWatchPolls forces polling, as on a network file system.
+func TestWatchPolls(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 10, Seed: 6, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startFolio(t, "-D", dir, "watch", "--poll", "200ms")
+	await(t, "the first reindex", w, func() bool { return strings.Contains(w.stderr(), "catalog: 10 added") })
+	if !strings.Contains(w.stderr(), "by polling every 200ms") {
+		t.Errorf("no line saying it polls:\n%s", w.stderr())
+	}
+	newURL, title := threeChanges(t, dir, m.Snapshots[1].Dir, m.Snapshots[2].Dir)
+	await(t, "the three changes in the catalog", w, func() bool {
+		out, _, _ := runFolio(t, "-D", dir, "list", "--csv", "url,title")
+		return strings.Contains(out, newURL) && strings.Contains(out, title) && !strings.Contains(out, m.Snapshots[2].URL+",")
+	})
+	if code := w.interrupt(t); code != 130 {
+		t.Errorf("exit code after SIGINT: %d, want 130", code)
+	}
+}

@@ -1,0 +1,136 @@
+// Package watch keeps a collection's catalog, and optionally its export,
+// in line with the tree while people and other programs change it: a
+// snapshot folder dropped in or synced from another machine, an
+// index.jsonl edited by hand, a folder moved or deleted, a legacy folder
+// copied into archive/.
+//
+// A Watcher turns file system notifications (inotify through fsnotify,
+// or polling where inotify is unavailable or out of watches) into
+// batches: the events of one quiet moment. A Handler applies a batch: it
+// takes the collection's writer lock, runs the catalog's incremental
+// reindex (which reads only the folders whose index changed) and, when
+// something changed, the incremental export. The two halves meet only in
+// Batch, so tests hand batches to a Handler directly.
+package watch
+
+import (
+	"strings"
+
+	"folio/archive"
+	"folio/layout"
+)
+
+// Kind says what an event is about, from its path alone.
+type Kind int
+
+// Kinds of events, by where in the tree they happen.
+const (
+	Other    Kind = iota // a folder above the snapshot level (user, date, domain)
+	Snapshot             // a snapshot folder itself appeared, moved or vanished
+	Index                // a snapshot's index.jsonl or index.json changed
+	Legacy               // a legacy archive/<timestamp> folder appeared, moved or vanished
+	Payload              // a file or folder inside a snapshot folder (an output)
+)
+
+var kindNames = [...]string{"folder", "snapshot", "index", "legacy folder", "output"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Event is one change under archive/, as a slash path relative to the
+// data directory.
+type Event struct {
+	Path    string
+	Removed bool // removed or renamed away (else created, written or renamed here)
+}
+
+// Batch is the events of one quiet moment. Rescan is set when events may
+// have been lost (the kernel's queue overflowed, or the watcher polls):
+// the handler then looks at the whole tree, which the incremental
+// reindex does anyway.
+type Batch struct {
+	Events []Event
+	Rescan bool
+}
+
+// Relevant reports whether an event can change what the catalog holds.
+// folio's own temp files, dot files, files inside snapshot folders other
+// than the index (outputs, the detail page an export writes) and anything
+// outside archive/ are not.
+func Relevant(rel string) bool {
+	if rel != archive.ArchiveDir && !strings.HasPrefix(rel, archive.ArchiveDir+"/") {
+		return false
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if archive.IsTemp(part) || part == "" || part[0] == '.' {
+			return false
+		}
+	}
+	// Outputs inside a snapshot folder (and the detail page an export
+	// writes there) are listed by its index, which the catalog follows.
+	k, _ := Classify(rel)
+	return k != Payload
+}
+
+// Classify says what rel is about and names the snapshot (or legacy)
+// folder it lies in, "" when it lies above that level.
+func Classify(rel string) (Kind, string) {
+	parts := strings.Split(rel, "/")
+	if len(parts) < 2 || parts[0] != archive.ArchiveDir {
+		return Other, ""
+	}
+	if parts[1] != "users" {
+		if _, ok := layout.LegacyTimestamp(parts[1]); !ok {
+			return Other, ""
+		}
+		dir := strings.Join(parts[:2], "/")
+		switch {
+		case len(parts) == 2:
+			return Legacy, dir
+		case len(parts) == 3 && isIndex(parts[2]):
+			return Index, dir
+		}
+		return Payload, dir
+	}
+	// archive/users/<user>/snapshots/<date>/<domain>/<id>/...
+	const snapDepth = 7
+	if len(parts) < snapDepth || parts[3] != "snapshots" {
+		return Other, ""
+	}
+	dir := strings.Join(parts[:snapDepth], "/")
+	switch {
+	case len(parts) == snapDepth:
+		return Snapshot, dir
+	case len(parts) == snapDepth+1 && isIndex(parts[snapDepth]):
+		return Index, dir
+	}
+	return Payload, dir
+}
+
+func isIndex(name string) bool {
+	return name == archive.IndexFile || name == archive.LegacyIndexFile
+}
+
+// Summary counts a batch's relevant events by kind, for the log line.
+func (b Batch) Summary() map[Kind]int {
+	n := map[Kind]int{}
+	for _, e := range b.Events {
+		if Relevant(e.Path) {
+			k, _ := Classify(e.Path)
+			n[k]++
+		}
+	}
+	return n
+}
+
+// relevant reports whether the batch holds anything worth a reindex.
+func (b Batch) relevant() bool {
+	if b.Rescan {
+		return true
+	}
+	for _, e := range b.Events {
+		if Relevant(e.Path) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,156 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"folio/archive"
+	"folio/archive/catalog"
+)
+
+// Handler applies batches to a collection's catalog and, when Export is
+// set, to its export.
+type Handler struct {
+	Coll *archive.Collection
+	// Export, when set, runs the incremental export after a batch that
+	// changed the catalog and returns a line saying what it wrote. It
+	// takes the collection's lock itself.
+	Export func(ctx context.Context) (string, error)
+	P      archive.Printer
+
+	exportDue bool            // the catalog changed since the last export
+	exported  bool            // an export ran (the first batch always exports)
+	reported  map[string]bool // problems and hints already printed
+}
+
+// Result is what one Apply did.
+type Result struct {
+	Skipped  bool // nothing in the batch could change the catalog
+	Reindex  catalog.ReindexStats
+	Exported string // the export's line, "" when it did not run
+	Took     time.Duration
+}
+
+// Changed reports whether the catalog changed.
+func (r Result) Changed() bool {
+	return r.Reindex.Added+r.Reindex.Updated+r.Reindex.Removed > 0
+}
+
+// Apply brings the catalog in line with the tree after the changes of b,
+// then exports if the catalog changed (or an earlier export is still
+// due). It fails with an error wrapping archive.ErrLocked, having changed
+// nothing, while another folio process holds the collection.
+func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
+	start := time.Now()
+	if h.P == nil {
+		h.P = archive.Discard
+	}
+	if h.reported == nil {
+		h.reported = map[string]bool{}
+	}
+	var res Result
+	due := h.Export != nil && (h.exportDue || !h.exported)
+	if !b.relevant() && !due {
+		res.Skipped = true
+		return res, nil
+	}
+	if b.relevant() {
+		st, err := h.reindex(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Reindex = st
+		if res.Changed() {
+			h.exportDue = true
+		}
+		h.hints(b)
+	}
+	if h.Export != nil && (h.exportDue || !h.exported) {
+		line, err := h.Export(ctx)
+		if err != nil {
+			return res, err
+		}
+		h.exportDue, h.exported = false, true
+		res.Exported = line
+	}
+	res.Took = time.Since(start)
+	if res.Changed() || res.Exported != "" {
+		h.P.Infof("%s", res.line(b))
+	}
+	return res, nil
+}
+
+// reindex runs the incremental reindex under the collection's lock.
+// Problems are printed once each, not again on every batch.
+func (h *Handler) reindex(ctx context.Context) (catalog.ReindexStats, error) {
+	lock, err := h.Coll.Lock("watch")
+	if err != nil {
+		return catalog.ReindexStats{}, err
+	}
+	defer lock.Unlock()
+	cat, err := catalog.Open(ctx, h.Coll)
+	if err != nil {
+		return catalog.ReindexStats{}, err
+	}
+	st, err := cat.Reindex(ctx, catalog.ReindexOptions{OnProblem: func(p catalog.Problem) {
+		if msg := p.Error(); !h.reported[msg] {
+			h.reported[msg] = true
+			h.P.Warnf("%s", msg)
+		}
+	}})
+	if cerr := cat.Close(); err == nil {
+		err = cerr
+	}
+	return st, err
+}
+
+// hints points at the command that finishes what a batch started: a
+// legacy folder copied into archive/ is cataloged where it is, and
+// migrated by 'folio update --migrate-only'.
+func (h *Handler) hints(b Batch) {
+	for _, e := range b.Events {
+		k, dir := Classify(e.Path)
+		if k != Legacy || e.Removed || h.reported[dir] {
+			continue
+		}
+		h.reported[dir] = true
+		h.P.Infof("%s is a legacy snapshot folder: 'folio update --migrate-only' moves it into the current layout", dir)
+	}
+}
+
+// line is the one line printed for an applied batch, e.g.
+// "catalog: 1 added, 1 updated, 1 removed (3 snapshot, 2 index events) in 180ms; export: ...".
+func (r Result) line(b Batch) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{r.Reindex.Added, "added"}, {r.Reindex.Updated, "updated"}, {r.Reindex.Removed, "removed"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "unchanged")
+	}
+	s := "catalog: " + strings.Join(parts, ", ")
+	var kinds []string
+	for k, n := range b.Summary() {
+		kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(kinds)
+	switch {
+	case len(kinds) > 0:
+		s += " (events: " + strings.Join(kinds, ", ") + ")"
+	case b.Rescan:
+		s += " (a look at the whole tree)"
+	}
+	s += " in " + r.Took.Round(time.Millisecond).String()
+	if r.Exported != "" {
+		s += "; " + r.Exported
+	}
+	return s
+}

@@ -1,0 +1,298 @@
+package watch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"folio/archive"
+	"folio/archive/catalog"
+	"folio/gen"
+	"folio/watch"
+)
+
+var sprintf = fmt.Sprintf
+
+// lines records what a Handler prints.
+type lines struct{ info, warn []string }
+
+func (l *lines) Infof(f string, a ...any)      { l.info = append(l.info, sprintf(f, a...)) }
+func (l *lines) Warnf(f string, a ...any)      { l.warn = append(l.warn, sprintf(f, a...)) }
+func (l *lines) Progress(string, int64, int64) {}
+
+// collection generates n snapshots and returns the collection with its
+// catalog built by a first (rescan) batch.
+func collection(t *testing.T, n int) (*archive.Collection, *gen.Manifest, *watch.Handler, *lines) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: n, Seed: 3, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &lines{}
+	h := &watch.Handler{Coll: c, P: out}
+	res, err := h.Apply(context.Background(), watch.Batch{Rescan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reindex.Added != n {
+		t.Fatalf("first batch added %d of %d snapshots", res.Reindex.Added, n)
+	}
+	return c, m, h, out
+}
+
+// dirs lists the catalog's folders.
+func dirs(t *testing.T, c *archive.Collection) map[string]catalog.Entry {
+	t.Helper()
+	cat, err := catalog.Open(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	out := map[string]catalog.Entry{}
+	if err := cat.Each(context.Background(), catalog.Query{}, func(e catalog.Entry) error {
+		out[e.Dir] = e
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func apply(t *testing.T, h *watch.Handler, events ...watch.Event) watch.Result {
+	t.Helper()
+	res, err := h.Apply(context.Background(), watch.Batch{Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v %s", from, to, err, out)
+	}
+}
+
+func TestHandlerAppliesEachKindOfChange(t *testing.T) {
+	c, m, h, out := collection(t, 12)
+	abs := func(rel string) string { return c.Path(rel) }
+
+	t.Run("a snapshot folder dropped in", func(t *testing.T) {
+		other := filepath.Join(t.TempDir(), "other")
+		om, err := gen.Current(other, gen.Options{N: 1, Seed: 99, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := om.Snapshots[0].Dir
+		copyTree(t, filepath.Join(other, filepath.FromSlash(rel)), abs(rel))
+		res := apply(t, h, watch.Event{Path: rel})
+		if res.Reindex.Added != 1 {
+			t.Errorf("added %d, want 1", res.Reindex.Added)
+		}
+		if e, ok := dirs(t, c)[rel]; !ok || e.Snapshot.URL != om.Snapshots[0].URL {
+			t.Errorf("the dropped-in folder %s is not cataloged (%+v)", rel, e.Snapshot.URL)
+		}
+	})
+
+	t.Run("an index.jsonl edited by hand", func(t *testing.T) {
+		rel := m.Snapshots[2].Dir
+		ix, _, err := archive.ReadIndex(abs(rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := ix.Snapshot()
+		s.Title = "Edited by hand — Grüße"
+		ix.SetSnapshot(s)
+		// An editor writes in place, not by rename.
+		if err := os.WriteFile(filepath.Join(abs(rel), archive.IndexFile), ix.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := apply(t, h, watch.Event{Path: rel + "/" + archive.IndexFile})
+		if res.Reindex.Updated != 1 {
+			t.Errorf("updated %d, want 1", res.Reindex.Updated)
+		}
+		if got := dirs(t, c)[rel].Snapshot.Title; got != s.Title {
+			t.Errorf("title in the catalog %q, want %q", got, s.Title)
+		}
+	})
+
+	t.Run("a folder deleted", func(t *testing.T) {
+		rel := m.Snapshots[3].Dir
+		if err := os.RemoveAll(abs(rel)); err != nil {
+			t.Fatal(err)
+		}
+		res := apply(t, h, watch.Event{Path: rel, Removed: true})
+		if res.Reindex.Removed != 1 {
+			t.Errorf("removed %d, want 1", res.Reindex.Removed)
+		}
+		if _, ok := dirs(t, c)[rel]; ok {
+			t.Errorf("%s is still in the catalog", rel)
+		}
+	})
+
+	t.Run("a folder moved", func(t *testing.T) {
+		from := m.Snapshots[4].Dir
+		parts := strings.Split(from, "/")
+		parts[5] = "moved.example" // another domain folder
+		to := strings.Join(parts, "/")
+		if err := os.MkdirAll(filepath.Dir(abs(to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(abs(from), abs(to)); err != nil {
+			t.Fatal(err)
+		}
+		res := apply(t, h, watch.Event{Path: from, Removed: true}, watch.Event{Path: to})
+		if res.Reindex.Added != 1 || res.Reindex.Removed != 1 {
+			t.Errorf("added %d removed %d, want 1 and 1", res.Reindex.Added, res.Reindex.Removed)
+		}
+		got := dirs(t, c)
+		if _, ok := got[from]; ok {
+			t.Errorf("the old place %s is still cataloged", from)
+		}
+		if got[to].Snapshot.URL != m.Snapshots[4].URL {
+			t.Errorf("the new place %s is not cataloged", to)
+		}
+	})
+
+	t.Run("a legacy folder copied into archive", func(t *testing.T) {
+		rel := "archive/1700000000.5"
+		if err := os.MkdirAll(abs(rel), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		index := `{"url": "https://legacy.example/page", "timestamp": "1700000000.5", "title": "An old capture", "history": {}}`
+		if err := os.WriteFile(filepath.Join(abs(rel), archive.LegacyIndexFile), []byte(index), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := apply(t, h, watch.Event{Path: rel})
+		if res.Reindex.Added != 1 {
+			t.Errorf("added %d, want 1", res.Reindex.Added)
+		}
+		if e := dirs(t, c)[rel]; e.Layout != catalog.LayoutLegacy || e.Snapshot.URL != "https://legacy.example/page" {
+			t.Errorf("the legacy folder is cataloged as %+v", e)
+		}
+		if !strings.Contains(strings.Join(out.info, "\n"), rel+" is a legacy snapshot folder: 'folio update --migrate-only'") {
+			t.Errorf("no hint to migrate it: %q", out.info)
+		}
+	})
+
+	t.Run("changes folio makes itself are ignored", func(t *testing.T) {
+		rel := m.Snapshots[5].Dir
+		before := dirs(t, c)
+		res := apply(t, h,
+			watch.Event{Path: rel + "/index.html"},
+			watch.Event{Path: rel + "/screenshot/screenshot.png"},
+			watch.Event{Path: rel + "/" + archive.IndexFile + archive.TempMarker + "123"},
+			watch.Event{Path: ".folio/catalog.sqlite3-wal"},
+			watch.Event{Path: "index.html"},
+		)
+		if !res.Skipped {
+			t.Errorf("a batch of folio's own writes was applied: %+v", res)
+		}
+		if len(dirs(t, c)) != len(before) {
+			t.Error("the catalog changed")
+		}
+	})
+}
+
+func TestHandlerWaitsForTheLock(t *testing.T) {
+	c, m, h, _ := collection(t, 4)
+	lock, err := c.Lock("add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := m.Snapshots[1].Dir
+	if err := os.RemoveAll(c.Path(rel)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Apply(context.Background(), watch.Batch{Events: []watch.Event{{Path: rel, Removed: true}}})
+	if !errors.Is(err, archive.ErrLocked) {
+		t.Fatalf("apply under another's lock: %v, want ErrLocked", err)
+	}
+	if _, ok := dirs(t, c)[rel]; !ok {
+		t.Error("the catalog changed while another process held the lock")
+	}
+	lock.Unlock()
+	if res := apply(t, h, watch.Event{Path: rel, Removed: true}); res.Reindex.Removed != 1 {
+		t.Errorf("after the lock was released: removed %d, want 1", res.Reindex.Removed)
+	}
+}
+
+func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
+	c, m, h, _ := collection(t, 4)
+	exports := 0
+	fail := false
+	h.Export = func(context.Context) (string, error) {
+		if fail {
+			return "", archive.ErrLocked
+		}
+		exports++
+		return "export: done", nil
+	}
+	// The first batch with an exporter exports, changed or not.
+	if res := apply(t, h, watch.Event{Path: "archive/users"}); res.Exported == "" || exports != 1 {
+		t.Fatalf("first batch: exported %q, %d exports", res.Exported, exports)
+	}
+	if res := apply(t, h, watch.Event{Path: "archive/users"}); res.Exported != "" || exports != 1 {
+		t.Errorf("a batch that changed nothing exported (%d exports)", exports)
+	}
+	// A change whose export could not run is exported by the next batch,
+	// even one that changes nothing itself.
+	rel := m.Snapshots[0].Dir
+	if err := os.RemoveAll(c.Path(rel)); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	if _, err := h.Apply(context.Background(), watch.Batch{Events: []watch.Event{{Path: rel, Removed: true}}}); !errors.Is(err, archive.ErrLocked) {
+		t.Fatalf("export under a lock: %v", err)
+	}
+	fail = false
+	if res, err := h.Apply(context.Background(), watch.Batch{}); err != nil || res.Exported == "" || exports != 2 {
+		t.Errorf("the due export did not run: %+v %v (%d exports)", res, err, exports)
+	}
+}
+
+func TestRelevantAndClassify(t *testing.T) {
+	snap := "archive/users/system/snapshots/20240101/example.com/0190a1b2c3d4e5f6a7b8c9d0e1f2a3b4"
+	for _, c := range []struct {
+		path     string
+		relevant bool
+		kind     watch.Kind
+	}{
+		{"archive", true, watch.Other},
+		{"archive/users/system/snapshots/20240101", true, watch.Other},
+		{snap, true, watch.Snapshot},
+		{snap + "/index.jsonl", true, watch.Index},
+		{snap + "/index.json", true, watch.Index},
+		{snap + "/index.html", false, watch.Payload},
+		{snap + "/screenshot/screenshot.png", false, watch.Payload},
+		{snap + "/.index.jsonl.swp", false, watch.Payload},
+		{"archive/1700000000.5", true, watch.Legacy},
+		{"archive/1700000000.5/index.json", true, watch.Index},
+		{"archive/1700000000.5/screenshot.png", false, watch.Payload},
+		{"archive/not-a-timestamp", true, watch.Other},
+		{".folio/catalog.sqlite3", false, watch.Other},
+		{"index.html", false, watch.Other},
+		{"site/page-2.html", false, watch.Other},
+	} {
+		if got := watch.Relevant(c.path); got != c.relevant {
+			t.Errorf("Relevant(%q) = %v", c.path, got)
+		}
+		if k, _ := watch.Classify(c.path); k != c.kind {
+			t.Errorf("Classify(%q) = %v, want %v", c.path, k, c.kind)
+		}
+	}
+}
