@@ -23,6 +23,7 @@ type Handler struct {
 
 	exportDue bool            // the catalog changed since the last export
 	exported  bool            // an export ran (the first batch always exports)
+	applied   bool            // a batch was applied
 	reported  map[string]bool // problems and hints already printed
 }
 
@@ -77,9 +78,10 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		res.Exported = line
 	}
 	res.Took = time.Since(start)
-	if res.Changed() || res.Exported != "" {
-		h.P.Infof("%s", res.line(b))
+	if res.Changed() || res.Exported != "" || !h.applied {
+		h.P.Infof("%s", res.line(b)) // the first says the catalog is current
 	}
+	h.applied = true
 	return res, nil
 }
 

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"folio/archive"
+	"folio/archive/catalog"
+	"folio/gen"
+)
+
+func init() {
+	suites = append(suites, Suite{
+		Name: "watch",
+		Doc:  "folio watch: time from a change in the tree to the catalog, beside an incremental reindex of the same change",
+		Run:  runWatch,
+	})
+}
+
+// watchProc is a running `folio watch` whose catalog lines are timed as
+// they arrive.
+type watchProc struct {
+	cmd   *exec.Cmd
+	lines chan stamped
+	mu    sync.Mutex
+	tail  []string
+}
+
+type stamped struct {
+	at   time.Time
+	text string
+}
+
+func (b *B) startWatch(dir string) (*watchProc, error) {
+	w := &watchProc{cmd: b.FolioCmd(dir, "watch"), lines: make(chan stamped, 64)}
+	stderr, err := w.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("folio watch: %w", err)
+	}
+	go func() {
+		defer close(w.lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := stamped{time.Now(), sc.Text()}
+			w.mu.Lock()
+			w.tail = append(w.tail[max(0, len(w.tail)-5):], line.text)
+			w.mu.Unlock()
+			w.lines <- line
+		}
+	}()
+	return w, nil
+}
+
+// await returns the arrival time of the first line matching re, or an
+// error after timeout (naming the last lines folio printed).
+func (w *watchProc) await(ctx context.Context, re *regexp.Regexp, timeout time.Duration) (time.Time, error) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l, ok := <-w.lines:
+			if !ok {
+				return time.Time{}, fmt.Errorf("folio watch ended: %s", w.last())
+			}
+			if re.MatchString(l.text) {
+				return l.at, nil
+			}
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("no line matching %q within %s; folio watch said: %s", re, timeout, w.last())
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}
+
+func (w *watchProc) last() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.tail, " | ")
+}
+
+func (w *watchProc) stop() {
+	w.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { w.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		w.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// watchChange is one kind of change a user makes by hand, with the way
+// back, so the shared benchmark collection ends as it began.
+type watchChange struct {
+	name       string
+	do, undo   func() error
+	want, back *regexp.Regexp // the catalog lines that show it applied
+	check      func(*catalog.Catalog) error
+}
+
+// runWatch measures the goal of issue "live collection": a change reaches
+// the catalog within 2 s. Three changes are timed in turn, each Runs
+// times: a snapshot folder copied in, an index.jsonl rewritten, a folder
+// deleted (moved out of the tree, and back afterwards). The baseline is
+// `folio reindex` (incremental) with the same change in the tree, which
+// is what a user without watch would run.
+func runWatch(b *B) error {
+	c, err := b.Current("current", gen.Options{N: b.N, Seed: b.Seed, Minimal: !b.Files})
+	if err != nil {
+		return err
+	}
+	if _, err := b.Run(b.FolioCmd(c.Dir, "reindex")); err != nil {
+		return err
+	}
+	donor, err := b.Current("watch-donor", gen.Options{N: 1, Seed: b.Seed + 1000, Minimal: !b.Files})
+	if err != nil {
+		return err
+	}
+	in := donor.Manifest.Snapshots[0]
+	edit, gone := c.Manifest.Snapshots[len(c.Manifest.Snapshots)/3], c.Manifest.Snapshots[len(c.Manifest.Snapshots)/2]
+	abs := func(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	original, err := os.ReadFile(abs(abs(c.Dir, edit.Dir), archive.IndexFile))
+	if err != nil {
+		return err
+	}
+	aside := filepath.Join(b.Work, "watch-aside")
+	if err := os.RemoveAll(aside); err != nil {
+		return err
+	}
+	holds := func(cat *catalog.Catalog, url string, want int) error {
+		n, err := cat.Count(b.Ctx, catalog.Query{Patterns: []string{url}, FilterType: catalog.FilterExact})
+		if err == nil && n != want {
+			err = fmt.Errorf("the catalog holds %d snapshots of %s, want %d", n, url, want)
+		}
+		return err
+	}
+	const retitled = "Retitled for the watch benchmark"
+	changes := []watchChange{
+		{
+			name: "folder copied in",
+			do: func() error {
+				to := abs(c.Dir, in.Dir)
+				if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+					return err
+				}
+				return exec.Command("cp", "-a", abs(donor.Dir, in.Dir), to).Run()
+			},
+			undo: func() error { return os.RemoveAll(abs(c.Dir, in.Dir)) },
+			want: regexp.MustCompile(`^catalog: 1 added`), back: regexp.MustCompile(`^catalog: 1 removed`),
+			check: func(cat *catalog.Catalog) error { return holds(cat, in.URL, 1) },
+		},
+		{
+			name: "index.jsonl edited",
+			do:   func() error { return gen.RetitleIndex(abs(c.Dir, edit.Dir), retitled) },
+			undo: func() error {
+				return archive.WriteFile(abs(abs(c.Dir, edit.Dir), archive.IndexFile), original, 0o644)
+			},
+			want: regexp.MustCompile(`^catalog: 1 updated`), back: regexp.MustCompile(`^catalog: 1 updated`),
+			check: func(cat *catalog.Catalog) error {
+				var title string
+				err := cat.Each(b.Ctx, catalog.Query{Patterns: []string{edit.URL}, FilterType: catalog.FilterExact}, func(e catalog.Entry) error {
+					if e.Dir == edit.Dir {
+						title = e.Snapshot.Title
+					}
+					return nil
+				})
+				if err == nil && title != retitled {
+					err = fmt.Errorf("the catalog's title of %s is %q", edit.Dir, title)
+				}
+				return err
+			},
+		},
+		{
+			name: "folder deleted",
+			do: func() error {
+				if err := os.MkdirAll(aside, 0o755); err != nil {
+					return err
+				}
+				return os.Rename(abs(c.Dir, gone.Dir), filepath.Join(aside, "gone"))
+			},
+			undo: func() error { return os.Rename(filepath.Join(aside, "gone"), abs(c.Dir, gone.Dir)) },
+			want: regexp.MustCompile(`^catalog: 1 removed`), back: regexp.MustCompile(`^catalog: 1 added`),
+			check: func(cat *catalog.Catalog) error {
+				return cat.Each(b.Ctx, catalog.Query{Patterns: []string{gone.URL}, FilterType: catalog.FilterExact}, func(e catalog.Entry) error {
+					if e.Dir == gone.Dir {
+						return fmt.Errorf("%s is still cataloged", gone.Dir)
+					}
+					return nil
+				})
+			},
+		},
+	}
+
+	coll, err := archive.Open(c.Dir)
+	if err != nil {
+		return err
+	}
+	n := count(b.N)
+	var all []time.Duration
+	perKind := map[string][]time.Duration{}
+	var reindex []time.Duration
+	w, err := b.startWatch(c.Dir)
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	// The first line after start says the catalog is current.
+	if _, err := w.await(b.Ctx, regexp.MustCompile(`^catalog: `), 2*time.Minute); err != nil {
+		return err
+	}
+	for range max(b.Runs, 1) {
+		for _, ch := range changes {
+			time.Sleep(time.Second) // a still tree before the change
+			start := time.Now()
+			if err := ch.do(); err != nil {
+				return fmt.Errorf("%s: %w", ch.name, err)
+			}
+			at, err := w.await(b.Ctx, ch.want, 30*time.Second)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ch.name, err)
+			}
+			d := at.Sub(start)
+			all = append(all, d)
+			perKind[ch.name] = append(perKind[ch.name], d)
+			cat, err := catalog.Open(b.Ctx, coll)
+			if err != nil {
+				return err
+			}
+			err = ch.check(cat)
+			cat.Close()
+			if err != nil {
+				return fmt.Errorf("%s: after folio watch reported it: %w", ch.name, err)
+			}
+			if err := ch.undo(); err != nil {
+				return fmt.Errorf("undo %s: %w", ch.name, err)
+			}
+			if _, err := w.await(b.Ctx, ch.back, 30*time.Second); err != nil {
+				return fmt.Errorf("undo %s: %w", ch.name, err)
+			}
+		}
+	}
+	w.stop()
+
+	// The baseline: the same changes applied by a reindex run by hand.
+	for range max(b.Runs, 1) {
+		for _, ch := range changes {
+			if err := ch.do(); err != nil {
+				return err
+			}
+			m, err := b.Run(b.FolioCmd(c.Dir, "reindex"))
+			if err != nil {
+				return err
+			}
+			reindex = append(reindex, m.Wall)
+			if err := ch.undo(); err != nil {
+				return err
+			}
+			if _, err := b.Run(b.FolioCmd(c.Dir, "reindex")); err != nil {
+				return err
+			}
+		}
+	}
+
+	med := func(v []time.Duration) time.Duration { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	p95 := func(v []time.Duration) time.Duration {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[min(len(v)-1, (len(v)*95+99)/100-1)]
+	}
+	var kinds []string
+	for _, ch := range changes {
+		kinds = append(kinds, fmt.Sprintf("%s %s", ch.name, format(Seconds, med(perKind[ch.name]).Seconds())))
+	}
+	b.Add(Row{
+		Work:     fmt.Sprintf("watch %s: a change by hand to the catalog (median of %d changes)", n, len(all)),
+		Value:    med(all).Seconds(),
+		Goal:     Goal{Max: 2},
+		Baseline: med(reindex).Seconds(), BaselineName: "folio reindex of the same change",
+		Note: fmt.Sprintf("max %s, p95 %s; %s", format(Seconds, slices.Max(all).Seconds()), format(Seconds, p95(all).Seconds()),
+			strings.Join(kinds, ", ")),
+	})
+	b.Add(Row{
+		Work:  fmt.Sprintf("watch %s: slowest change to the catalog", n),
+		Value: slices.Max(all).Seconds(), Goal: Goal{Max: 2},
+		Baseline: slices.Max(reindex).Seconds(), BaselineName: "slowest folio reindex of the same change",
+	})
+	return nil
+}
