@@ -15,8 +15,8 @@ func init() { commands = append(commands, newExportCmd) }
 
 func newExportCmd(e *env) *cobra.Command {
 	var (
-		opts          export.Options
-		before, after string
+		opts export.Options
+		sel  *selection
 	)
 	cmd := &cobra.Command{
 		Use:   "export [PATTERN...]",
@@ -38,16 +38,8 @@ incremental: only pages whose snapshots changed are rewritten; --full redoes all
   folio export --out site --gzip --bundle site.tar.zst`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Query.Patterns = args
-			var err error
-			if opts.Query.Before, err = parseWhen("--before", before); err != nil {
+			if err := sel.resolve(args); err != nil {
 				return err
-			}
-			if opts.Query.After, err = parseWhen("--after", after); err != nil {
-				return err
-			}
-			if err := opts.Query.Validate(); err != nil {
-				return usagef("%v", err)
 			}
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
@@ -80,11 +72,7 @@ incremental: only pages whose snapshots changed are rewritten; --full redoes all
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Query.FilterType, "filter-type", "f", catalog.FilterSubstring, "how patterns match: "+strings.Join(catalog.FilterTypes(), "|"))
-	f.StringArrayVarP(&opts.Query.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
-	f.StringVarP(&opts.Query.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
-	f.StringVar(&before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
-	f.StringVar(&after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
+	sel = addSelectionFlags(f, &opts.Query)
 	f.StringVarP(&opts.Out, "out", "o", "", "write a publishable copy into this folder instead of exporting in place")
 	f.BoolVar(&opts.Full, "full", false, "rewrite every page, ignoring what the last export wrote")
 	f.BoolVar(&opts.Gzip, "gzip", false, "also write .gz siblings of the generated files")

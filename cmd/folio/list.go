@@ -16,7 +16,7 @@ func init() { commands = append(commands, newListCmd) }
 func newListCmd(e *env) *cobra.Command {
 	var (
 		q             catalog.Query
-		before, after string
+		sel           *selection
 		jsonl, asJSON bool
 		csvFields     string
 	)
@@ -36,12 +36,7 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
   folio list --csv timestamp,url,title`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q.Patterns = args
-			var err error
-			if q.Before, err = parseWhen("--before", before); err != nil {
-				return err
-			}
-			if q.After, err = parseWhen("--after", after); err != nil {
+			if err := sel.resolve(args); err != nil {
 				return err
 			}
 			format, fields := catalog.FormatJSONL, []string(nil)
@@ -63,9 +58,6 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 						fields = append(fields, f)
 					}
 				}
-			}
-			if err := q.Validate(); err != nil {
-				return usagef("%v", err)
 			}
 			out, err := catalog.NewWriter(e.stdout, format, fields)
 			if err != nil {
@@ -92,11 +84,7 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&q.FilterType, "filter-type", "f", catalog.FilterSubstring, "how patterns match: "+strings.Join(catalog.FilterTypes(), "|"))
-	f.StringArrayVarP(&q.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
-	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
-	f.StringVar(&before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
-	f.StringVar(&after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
+	sel = addSelectionFlags(f, &q)
 	f.StringVarP(&q.Sort, "sort", "o", "", "sort by "+strings.Join(catalog.SortFields(), "|")+"; prefix - for descending (default -bookmarked_at)")
 	f.IntVarP(&q.Limit, "limit", "n", 0, "print at most this many snapshots (0: all)")
 	f.BoolVar(&jsonl, "jsonl", false, "one Snapshot record per line (the default)")

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"folio/archive/catalog"
+)
+
+// selection is the choice of snapshots that list, export and the other
+// commands reading the catalog share: PATTERN arguments and the filter
+// flags, turned into a catalog.Query.
+type selection struct {
+	q             *catalog.Query
+	before, after string
+}
+
+// addSelectionFlags registers the filter flags on f, filling q.
+func addSelectionFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
+	s := &selection{q: q}
+	f.StringVarP(&q.FilterType, "filter-type", "f", catalog.FilterSubstring, "how patterns match: "+strings.Join(catalog.FilterTypes(), "|"))
+	f.StringArrayVarP(&q.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
+	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
+	f.StringVar(&s.before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
+	f.StringVar(&s.after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
+	return s
+}
+
+// resolve sets the patterns and the times and checks the query; every
+// error is a usage error naming the flag.
+func (s *selection) resolve(patterns []string) error {
+	s.q.Patterns = patterns
+	var err error
+	if s.q.Before, err = parseWhen("--before", s.before); err != nil {
+		return err
+	}
+	if s.q.After, err = parseWhen("--after", s.after); err != nil {
+		return err
+	}
+	if err := s.q.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// narrowed reports whether the selection picks less than every snapshot:
+// a pattern or a filter was given.
+func (s *selection) narrowed() bool {
+	q := s.q
+	return len(q.Patterns) > 0 || len(q.Tags) > 0 || q.Status != "" || s.before != "" || s.after != ""
+}
