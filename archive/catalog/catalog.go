@@ -9,7 +9,8 @@
 // Tables: snapshots (one row per snapshot folder: the columns queries
 // filter and sort on, the Snapshot record re-encoded in its canonical
 // shape for streaming, the stat of the index file for incremental
-// reindexes, and counts of its ArchiveResult records), tags (name,
+// reindexes, and counts of its ArchiveResult records), search (the FTS5
+// index of titles, URLs, tags, notes and capture text), tags (name,
 // snapshot), problems (folders that could not be cataloged, with the
 // stat they had), folders (listings of date folders), removed
 // (folders whose rows were dropped, by generation: the change feed's
@@ -36,7 +37,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the
 // schema or the meaning of a column changes: every older catalog is then
 // rebuilt from the tree.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // Layouts of snapshot folders.
 const (
@@ -85,11 +86,23 @@ var schema = []string{
 		num_outputs    INTEGER NOT NULL,
 		num_failures   INTEGER NOT NULL,
 		record         TEXT NOT NULL,
+		-- The stat of the text files search indexes (textStamp), so that
+		-- a reindex reads them again only when they change.
+		text_stamp     TEXT NOT NULL,
 		-- The generation of the reindex that last wrote the row: the
 		-- change feed (Changed) reads the rows of later generations.
 		gen            INTEGER NOT NULL
 	)`,
 	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
+	// Full-text search: one row per snapshot, keyed by the snapshot's
+	// rowid. A plain FTS5 table keeps its own copy of the text in its
+	// shadow tables, out of snapshots, so listing never pages through
+	// capture text; unlike a contentless table it can make snippets, and
+	// unlike an external-content table a row is replaced or dropped by
+	// rowid alone, without handing back the old text. unicode61 with
+	// remove_diacritics 2 folds "München" and "munchen" together.
+	`CREATE VIRTUAL TABLE search USING fts5(title, url, tags, notes, body,
+		tokenize = 'unicode61 remove_diacritics 2')`,
 	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
 	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
 	// The listings of date folders and their domain folders, so that a

@@ -36,6 +36,12 @@ type Entry struct {
 	Record      []byte
 	NumOutputs  int // succeeded results
 	NumFailures int // failed results
+
+	// With Query.Snippets: words around the match, matched words between
+	// SnippetOpen and SnippetClose, and the match's bm25 score (lower is
+	// better).
+	Snippet string
+	Rank    float64
 }
 
 // Filter types of Query.FilterType, as ArchiveBox's list --filter-type.
@@ -60,7 +66,13 @@ type Query struct {
 	// Dirs, when not nil, restricts the selection to these snapshot
 	// folders (an empty list selects nothing): with Changed, the rows a
 	// change feed names.
-	Dirs        []string
+	Dirs []string
+	// Search, when not "", selects the snapshots whose title, URL, tags,
+	// notes or capture text match this FTS5 query (MatchWords makes one
+	// from plain words). Sort SortRank puts the best matches first.
+	Search string
+	// Snippets fills Entry.Snippet and Entry.Rank; it needs Search.
+	Snippets    bool
 	Sort        string // a SortFields name, "-" prefix for descending; default newest first
 	Limit       int    // 0 means all
 	WithResults bool   // fill Entry.Results
@@ -99,6 +111,7 @@ func FilterTypes() []string {
 
 // compiled is a Query turned into SQL plus the filters SQL cannot do.
 type compiled struct {
+	from  string // the tables, after FROM
 	where []string
 	args  []any
 	order string
@@ -117,7 +130,12 @@ func likeEscape(s string) string {
 }
 
 func (q Query) compile() (*compiled, error) {
-	c := &compiled{}
+	c := &compiled{from: "snapshots s"}
+	if q.Search != "" {
+		c.from = "snapshots s JOIN search ON search.rowid = s.rowid"
+		c.where = append(c.where, "search MATCH ?")
+		c.args = append(c.args, q.Search)
+	}
 	ft := q.FilterType
 	if ft == "" {
 		ft = FilterSubstring
@@ -190,15 +208,26 @@ func (q Query) compile() (*compiled, error) {
 	if q.Sort == "" {
 		field, dir = "bookmarked_at", "DESC"
 	}
+	if (q.Sort == SortRank || q.Snippets) && q.Search == "" {
+		return nil, fmt.Errorf("%w: ranking and snippets need a search", ErrQuery)
+	}
+	if q.Sort == SortRank {
+		c.order = rankSQL + ", s.dir"
+		return c, c.checkLimit(q)
+	}
 	tmpl, ok := sortColumns[field]
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown sort field %q (want one of %s)", ErrQuery, field, strings.Join(SortFields(), ", "))
 	}
 	c.order = fmt.Sprintf(tmpl, dir)
+	return c, c.checkLimit(q)
+}
+
+func (c *compiled) checkLimit(q Query) error {
 	if q.Limit < 0 {
-		return nil, fmt.Errorf("%w: negative limit %d", ErrQuery, q.Limit)
+		return fmt.Errorf("%w: negative limit %d", ErrQuery, q.Limit)
 	}
-	return c, nil
+	return nil
 }
 
 func validFilter(ft string) bool {
@@ -327,13 +356,16 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	if q.RecordOnly {
 		cols = recordColumns
 	}
-	query := `SELECT ` + cols + ` FROM snapshots s` + cq.whereSQL() + ` ORDER BY ` + cq.order
+	if q.Snippets {
+		cols += ", " + snippetSQL + ", " + rankSQL
+	}
+	query := `SELECT ` + cols + ` FROM ` + cq.from + cq.whereSQL() + ` ORDER BY ` + cq.order
 	if q.Limit > 0 && len(cq.regex) == 0 {
 		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
 	}
 	rows, err := c.db.QueryContext(ctx, query, cq.args...)
 	if err != nil {
-		return fmt.Errorf("query catalog %s: %w", c.path, err)
+		return c.queryError(q, err)
 	}
 	defer rows.Close()
 	n := 0
@@ -351,6 +383,9 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 			&e.NumFailures, &e.Record}
 		if q.RecordOnly {
 			dest = []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &s.URL, &e.NumOutputs, &e.NumFailures, &e.Record}
+		}
+		if q.Snippets {
+			dest = append(dest, &e.Snippet, &e.Rank)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("query catalog %s: %w", c.path, err)
@@ -373,9 +408,20 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("query catalog %s: %w", c.path, err)
+		return c.queryError(q, err)
 	}
 	return nil
+}
+
+// queryError wraps an error of a catalog query, as ErrQuery when it is
+// about q's search expression.
+func (c *Catalog) queryError(q Query, err error) error {
+	if q.Search != "" {
+		if serr := searchError(q.Search, err); serr != nil {
+			return serr
+		}
+	}
+	return fmt.Errorf("query catalog %s: %w", c.path, err)
 }
 
 // Count returns how many snapshots q selects (ignoring Sort).
@@ -386,9 +432,9 @@ func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 	}
 	if len(cq.regex) > 0 {
 		n := 0
-		rows, err := c.db.QueryContext(ctx, `SELECT s.url FROM snapshots s`+cq.whereSQL(), cq.args...)
+		rows, err := c.db.QueryContext(ctx, `SELECT s.url FROM `+cq.from+cq.whereSQL(), cq.args...)
 		if err != nil {
-			return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+			return 0, c.queryError(q, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
@@ -401,7 +447,7 @@ func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 			}
 		}
 		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+			return 0, c.queryError(q, err)
 		}
 		if q.Limit > 0 {
 			n = min(n, q.Limit)
@@ -409,8 +455,8 @@ func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 		return n, nil
 	}
 	var n int
-	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots s`+cq.whereSQL(), cq.args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("query catalog %s: %w", c.path, err)
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM `+cq.from+cq.whereSQL(), cq.args...).Scan(&n); err != nil {
+		return 0, c.queryError(q, err)
 	}
 	if q.Limit > 0 {
 		n = min(n, q.Limit)

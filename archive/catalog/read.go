@@ -50,6 +50,7 @@ type entryRow struct {
 	failures      int
 	sortTime      int64
 	problems      []Problem
+	text          string // capture text for search, when folder.readText
 }
 
 // maxLineErrors is how many bad lines of one file are named in its
@@ -166,6 +167,11 @@ func readFolder(root string, f folder, keepResults bool) entryRow {
 	r.legacyResults = results
 	for _, res := range results {
 		r.count(res.Status)
+	}
+	if f.readText {
+		var ps []Problem
+		r.text, ps = readText(abs, f.dir, f.layout, f.noReadabilityText)
+		r.problems = append(r.problems, ps...)
 	}
 	return r
 }

@@ -31,6 +31,10 @@ type ReindexOptions struct {
 	// BatchSize is the number of snapshot folders written per
 	// transaction; 0 means 2000.
 	BatchSize int
+	// NoText leaves the text of captures out of the search index this
+	// time: titles, URLs, tags and notes are still indexed, and the next
+	// reindex without NoText reads the text it skipped.
+	NoText bool
 }
 
 // ReindexStats counts what Reindex did.
@@ -40,6 +44,7 @@ type ReindexStats struct {
 	Updated    int // read again because their index changed
 	Removed    int // catalog rows whose folder is gone
 	Unchanged  int // index unchanged, not read
+	TextRead   int // folders whose capture text was read for search
 	Problems   int // problems reported
 	Unreadable int // folders found but not cataloged (a subset of Problems)
 }
@@ -78,7 +83,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
-	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, ready: make(chan struct{}),
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, text: !opts.NoText, ready: make(chan struct{}),
 		trustBefore: opts.Now().Add(-listingAge).UnixNano()}
 	if w.listings, err = c.loadListings(ctx); err != nil {
 		return stats, err
@@ -193,7 +198,7 @@ func (c *Catalog) loadKnown(ctx context.Context) (map[string]*known, error) {
 		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}
 	m := make(map[string]*known, n)
-	rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file FROM snapshots`)
+	rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file, text_stamp FROM snapshots`)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}
@@ -201,7 +206,7 @@ func (c *Catalog) loadKnown(ctx context.Context) (map[string]*known, error) {
 	for rows.Next() {
 		var dir string
 		k := &known{}
-		if err := rows.Scan(&k.rowid, &dir, &k.stamp, &k.indexFile); err != nil {
+		if err := rows.Scan(&k.rowid, &dir, &k.stamp, &k.indexFile, &k.textStamp); err != nil {
 			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 		}
 		m[dir] = k
@@ -256,9 +261,9 @@ const (
 	insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
 	index_mtime, stamp, id, crawl_id, url, title, tags, timestamp, bookmarked_at, created_at,
 	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_results,
-	num_outputs, num_failures, record, gen) VALUES `
-	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	snapshotCols  = 28
+	num_outputs, num_failures, record, text_stamp, gen) VALUES `
+	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	snapshotCols  = 29
 	insertTag     = `INSERT OR IGNORE INTO tags (name, snap) VALUES `
 	tagRow        = `(?,?)`
 	rowsPerInsert = 32 // rows per multi-row INSERT: fewer statements to run
@@ -277,6 +282,9 @@ type writer struct {
 	delSnap, delTag        *sql.Stmt
 	insProblem, delProblem *sql.Stmt
 	insRemoved             *sql.Stmt
+	// The search index: a row inserted, or for a folder whose text was
+	// not read again, its other columns updated; deleted with the row.
+	insSearch, updSearch, delSearch *sql.Stmt
 
 	gen               int64 // of the rows this transaction writes
 	snapArgs, tagArgs []any
@@ -301,6 +309,9 @@ func (c *Catalog) begin(ctx context.Context, gen int64) (*writer, error) {
 		{&w.insProblem, `INSERT OR REPLACE INTO problems (dir, stamp, problems) VALUES (?,?,?)`},
 		{&w.delProblem, `DELETE FROM problems WHERE dir = ?`},
 		{&w.insRemoved, `INSERT OR REPLACE INTO removed (dir, gen) VALUES (?,?)`},
+		{&w.insSearch, `INSERT INTO search (rowid, title, url, tags, notes, body) VALUES (?,?,?,?,?,?)`},
+		{&w.updSearch, `UPDATE search SET title = ?, url = ?, tags = ?, notes = ? WHERE rowid = ?`},
+		{&w.delSearch, `DELETE FROM search WHERE rowid = ?`},
 	} {
 		if *p.stmt, err = tx.PrepareContext(ctx, p.sql); err != nil {
 			tx.Rollback()
@@ -326,19 +337,47 @@ func (w *writer) drop(ctx context.Context, rowid int64, dir string) error {
 	if err := w.delete(ctx, rowid); err != nil {
 		return err
 	}
+	if _, err := w.delSearch.ExecContext(ctx, rowid); err != nil {
+		return err
+	}
 	_, err := w.insRemoved.ExecContext(ctx, dir, w.gen)
 	return err
 }
 
-// insert queues r for insertion with the given rowid.
+// insert queues r for insertion with the given rowid, replacing the row
+// it had (deleted first by the caller) when r.known has one.
 func (w *writer) insert(ctx context.Context, r *entryRow, rowid int64) error {
 	s := &r.snap
+	tags := archive.TagString(s.Tags)
+	replaced := r.known != nil && r.known.rowid != 0
+	textStamp := r.textStamp
+	if !r.readText {
+		textStamp = ""
+		if replaced {
+			textStamp = r.known.textStamp // the text indexed before stays
+		}
+	}
 	w.snapArgs = append(w.snapArgs, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
-		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, archive.TagString(s.Tags), s.Timestamp,
+		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, tags, s.Timestamp,
 		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
-		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record, w.gen)
+		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record,
+		textStamp, w.gen)
 	for _, t := range s.Tags {
 		w.tagArgs = append(w.tagArgs, t, rowid)
+	}
+	var err error
+	switch {
+	case replaced && !r.readText:
+		_, err = w.updSearch.ExecContext(ctx, s.Title, s.URL, tags, s.Notes, rowid)
+	case replaced:
+		if _, err = w.delSearch.ExecContext(ctx, rowid); err == nil {
+			_, err = w.insSearch.ExecContext(ctx, rowid, s.Title, s.URL, tags, s.Notes, r.text)
+		}
+	default:
+		_, err = w.insSearch.ExecContext(ctx, rowid, s.Title, s.URL, tags, s.Notes, r.text)
+	}
+	if err != nil {
+		return err
 	}
 	return w.flush(ctx, false)
 }
@@ -445,6 +484,9 @@ func (c *Catalog) write(ctx context.Context, rows <-chan entryRow, gen int64, op
 			}
 			if err := w.insert(ctx, &r, rowid); err != nil {
 				return err
+			}
+			if r.readText {
+				stats.TextRead++
 			}
 			if r.known != nil && r.known.rowid != 0 {
 				stats.Updated++

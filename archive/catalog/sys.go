@@ -117,6 +117,12 @@ type fileStat struct {
 // returns the file's stat taken before the read, so a write racing with
 // the read shows up as a change next time.
 func readIndexFile(path string) (fileStat, []byte, error) {
+	return readHead(path, -1)
+}
+
+// readHead is readIndexFile reading at most limit bytes (all when limit
+// is negative).
+func readHead(path string, limit int64) (fileStat, []byte, error) {
 	fd, st, err := archive.OpenRegular(path, true)
 	if err != nil {
 		// The catalog's problems name the folder: keep the bare reason.
@@ -131,7 +137,25 @@ func readIndexFile(path string) (fileStat, []byte, error) {
 	}
 	defer unix.Close(fd)
 	fst := fileStat{size: st.Size, mtime: st.Mtim.Nano(), ino: st.Ino}
-	data, err := archive.ReadFd(fd, st.Size)
+	var data []byte
+	if limit < 0 {
+		data, err = archive.ReadFd(fd, st.Size)
+	} else {
+		data = make([]byte, min(st.Size, limit))
+		n := 0
+		for n < len(data) {
+			m, rerr := unix.Read(fd, data[n:])
+			if rerr == unix.EINTR {
+				continue
+			}
+			if rerr != nil || m == 0 {
+				err = rerr
+				break
+			}
+			n += m
+		}
+		data = data[:n]
+	}
 	if err != nil {
 		return fileStat{}, nil, errnoErr(err)
 	}

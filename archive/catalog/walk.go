@@ -29,6 +29,12 @@ type folder struct {
 	name   string // last path component: the id or the legacy timestamp
 	known  *known // the catalog's row for dir, nil when new
 	pre    string // stamp of index.jsonl taken while listing, "" if none
+
+	// textStamp is the stamp of the folder's text files taken before
+	// they are read; readText says they must be read (new or changed).
+	textStamp         string
+	noReadabilityText bool // readability/content.txt is absent
+	readText          bool
 }
 
 // known is what the catalog remembers of a folder to decide, from a stat
@@ -37,6 +43,7 @@ type known struct {
 	rowid     int64 // 0 for a folder that could not be cataloged
 	stamp     string
 	indexFile string
+	textStamp string
 	problems  []Problem // why the folder could not be cataloged
 	seen      bool      // set by the one walker that visits the folder
 }
@@ -48,6 +55,7 @@ type walker struct {
 	root    string // absolute data dir
 	workers int
 	force   bool // read every folder, changed or not
+	text    bool // stat (and read when changed) the text files search indexes
 	// known is what the catalog holds; it may be loaded while the tree is
 	// listed, and is read only once ready is closed (nil: known is set).
 	known map[string]*known
@@ -121,6 +129,10 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	g.SetLimit(w.workers)
 	emit := func(f folder) error {
 		w.scanned.Add(1)
+		if w.text {
+			f.textStamp, f.noReadabilityText = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
+			f.readText = true
+		}
 		if k := w.known[f.dir]; k != nil {
 			k.seen = true
 			f.known = k
@@ -136,9 +148,12 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 					w.mu.Unlock()
 					return nil
 				}
-				w.unchanged.Add(1)
-				return nil
+				if !w.text || f.textStamp == k.textStamp {
+					w.unchanged.Add(1)
+					return nil
+				}
 			}
+			f.readText = w.text && (w.force || k.rowid == 0 || f.textStamp != k.textStamp)
 		}
 		select {
 		case out <- f:

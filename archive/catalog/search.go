@@ -1,0 +1,85 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// SortRank is the Query.Sort of search results: best match first.
+const SortRank = "rank"
+
+// Snippet markers: Entry.Snippet holds each matched word between
+// SnippetOpen and SnippetClose, for callers to show as they like.
+const (
+	SnippetOpen  = "\x02"
+	SnippetClose = "\x03"
+)
+
+// rankSQL scores a search match with bm25, lower being better. The
+// column weights put a word in the title above one in the URL or the
+// tags, those above the notes, and all of them above the capture text,
+// which is long and holds most words.
+const rankSQL = `bm25(search, 10.0, 4.0, 4.0, 2.0, 1.0)`
+
+// snippetSQL is up to 16 words of the best-matching column around the
+// match.
+const snippetSQL = `snippet(search, -1, char(2), char(3), '…', 16)`
+
+// MatchWords turns what a user types into an FTS5 query: every word
+// must appear, in any column; "quoted words" must appear together, in
+// that order; a word ending in * matches as a prefix. Everything else is
+// taken literally, so "c++", "don't" or "AND" never read as query
+// syntax. Words without a letter or digit (punctuation, emoji) index as
+// nothing and are dropped; "" means nothing was left to search for.
+func MatchWords(s string) string {
+	var terms []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		var word string
+		if s[0] == '"' {
+			end := strings.IndexByte(s[1:], '"')
+			if end < 0 {
+				word, s = s[1:], ""
+			} else {
+				word, s = s[1:1+end], s[2+end:]
+			}
+		} else if end := strings.IndexFunc(s, unicode.IsSpace); end < 0 {
+			word, s = s, ""
+		} else {
+			word, s = s[:end], s[end:]
+		}
+		prefix := strings.HasSuffix(word, "*")
+		word = strings.TrimRight(word, "*")
+		if strings.IndexFunc(word, isTokenChar) < 0 {
+			continue
+		}
+		term := `"` + strings.ReplaceAll(word, `"`, `""`) + `"`
+		if prefix {
+			term += "*"
+		}
+		terms = append(terms, term)
+	}
+	return strings.Join(terms, " ")
+}
+
+// isTokenChar reports whether unicode61 keeps r in a token: letters,
+// digits and private-use characters.
+func isTokenChar(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+}
+
+// searchError makes the error SQLite gives for a query it cannot parse
+// (SQLITE_ERROR, "SQL logic error: … (1)") an ErrQuery that names the
+// search expression and the reason. Other errors (I/O, a busy or corrupt
+// file) give nil: they are not the user's query.
+func searchError(expr string, err error) error {
+	msg, ok := strings.CutPrefix(err.Error(), "SQL logic error: ")
+	if !ok {
+		return nil
+	}
+	if i := strings.LastIndex(msg, " ("); i > 0 && strings.HasSuffix(msg, ")") {
+		msg = msg[:i]
+	}
+	msg = strings.TrimPrefix(msg, "fts5: ")
+	return fmt.Errorf("%w: search %q: %s", ErrQuery, expr, msg)
+}

@@ -1,0 +1,163 @@
+package catalog_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"folio/archive"
+	"folio/archive/catalog"
+)
+
+// searchTree writes snapshots whose words live in different places: the
+// title, the capture text only, a legacy folder's htmltotext.txt, and
+// readability's HTML when it has no content.txt.
+func searchTree(t *testing.T, c *archive.Collection) (*catalog.Catalog, map[string]string) {
+	dirs := map[string]string{}
+	dirs["title"] = writeSnapshot(t, c, "system", snapshot(1, "Lighthouse keepers of Ushant"))
+	dirs["text"] = writeSnapshot(t, c, "system", snapshot(2, "An unrelated title"))
+	writeFile(t, c, dirs["text"]+"/htmltotext/htmltotext.txt", "The lighthouse fog signal sounded twice.\nzyxwvut appears only here.")
+	dirs["readability"] = writeSnapshot(t, c, "system", snapshot(3, "Café notes"))
+	writeFile(t, c, dirs["readability"]+"/readability/content.txt", "Ein Spaziergang durch München und 東京 im Regen. c++ don't")
+	dirs["html"] = writeSnapshot(t, c, "system", snapshot(4, "Stripped"))
+	writeFile(t, c, dirs["html"]+"/readability/content.html", "<div><script>hiddenscriptword()</script><p>visible<b>boldword</b></p></div>")
+	dirs["legacy"] = "archive/1609459200"
+	writeFile(t, c, dirs["legacy"]+"/index.json", legacyLink)
+	writeFile(t, c, dirs["legacy"]+"/htmltotext.txt", "quarantined seabirds of the old archive")
+	cat := openCatalog(t, c)
+	if _, problems := reindex(t, cat, false); len(problems) > 0 {
+		t.Fatalf("problems: %q", problems)
+	}
+	return cat, dirs
+}
+
+func found(t *testing.T, cat *catalog.Catalog, words string) []string {
+	t.Helper()
+	var got []string
+	q := catalog.Query{Search: catalog.MatchWords(words), Sort: catalog.SortRank, Snippets: true}
+	for _, e := range entries(t, cat, q) {
+		got = append(got, e.Dir)
+		if !strings.Contains(e.Snippet, catalog.SnippetOpen) {
+			t.Errorf("%q: snippet %q marks no match", words, e.Snippet)
+		}
+	}
+	return got
+}
+
+func TestSearchFindsCaptureText(t *testing.T) {
+	cat, dirs := searchTree(t, newCollection(t))
+	for _, tc := range []struct {
+		words string
+		want  []string
+	}{
+		{"zyxwvut", []string{dirs["text"]}},
+		{"fog signal", []string{dirs["text"]}},
+		{`"signal fog"`, nil},
+		{`"fog signal"`, []string{dirs["text"]}},
+		{"seabirds", []string{dirs["legacy"]}},
+		{"boldword", []string{dirs["html"]}},
+		{"hiddenscriptword", nil},
+		{"munchen", []string{dirs["readability"]}},
+		{"MÜNCHEN", []string{dirs["readability"]}},
+		{"東京", []string{dirs["readability"]}},
+		{"cafe", []string{dirs["readability"]}},
+		{"c++", []string{dirs["readability"]}},
+		{"don't", []string{dirs["readability"]}},
+		{"zyxw*", []string{dirs["text"]}},
+		{"AND", nil},
+		{"ushant", []string{dirs["title"]}},
+		// A title hit ranks above a hit in the capture text.
+		{"lighthouse", []string{dirs["title"], dirs["text"]}},
+	} {
+		got := found(t, cat, tc.words)
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%q: found %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}
+
+func TestMatchWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"fog signal":       `"fog" "signal"`,
+		` "fog signal"  x`: `"fog signal" "x"`,
+		`say "hi`:          `"say" "hi"`,
+		"c++ don't":        `"c++" "don't"`,
+		`a"b`:              `"a""b"`,
+		"pre*":             `"pre"*`,
+		"😀 ++ *":           "",
+		"NEAR(a b)":        `"NEAR(a" "b)"`,
+	} {
+		if got := catalog.MatchWords(in); got != want {
+			t.Errorf("MatchWords(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestSearchSyntaxErrors(t *testing.T) {
+	cat, _ := searchTree(t, newCollection(t))
+	for _, expr := range []string{`"unbalanced`, `AND`, `fog AND`, `nosuchcolumn:fog`, `NEAR(`} {
+		err := cat.Each(ctx, catalog.Query{Search: expr}, func(catalog.Entry) error { return nil })
+		if !errors.Is(err, catalog.ErrQuery) || !strings.Contains(err.Error(), expr) || strings.Contains(err.Error(), "SQL logic error") {
+			t.Errorf("%q: error %v, want an ErrQuery naming it", expr, err)
+		}
+		if _, err := cat.Count(ctx, catalog.Query{Search: expr}); !errors.Is(err, catalog.ErrQuery) {
+			t.Errorf("%q: count error %v, want ErrQuery", expr, err)
+		}
+	}
+	if err := (catalog.Query{Sort: catalog.SortRank}).Validate(); !errors.Is(err, catalog.ErrQuery) {
+		t.Errorf("rank without a search: %v", err)
+	}
+}
+
+// TestSearchFollowsReindex: changed text is read again by a plain
+// reindex, unchanged text never is, and removed snapshots leave the index.
+func TestSearchFollowsReindex(t *testing.T) {
+	c := newCollection(t)
+	cat, dirs := searchTree(t, c)
+	st, _ := reindex(t, cat, false)
+	if st.TextRead != 0 || st.Unchanged != st.Scanned {
+		t.Fatalf("nothing changed, yet %+v", st)
+	}
+	// The text changes, the index does not.
+	later := time.Now().Add(time.Minute)
+	writeFile(t, c, dirs["text"]+"/htmltotext/htmltotext.txt", "now it speaks of albatrosses")
+	os.Chtimes(c.Path(dirs["text"]+"/htmltotext/htmltotext.txt"), later, later)
+	// The index changes, the text does not: its text stays searchable.
+	s := snapshot(3, "Café notes, renamed")
+	writeSnapshot(t, c, "system", s)
+	os.Chtimes(c.Path(dirs["readability"]+"/index.jsonl"), later, later)
+	if err := os.RemoveAll(c.Path(dirs["legacy"])); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = reindex(t, cat, false)
+	if st.TextRead != 1 || st.Updated != 2 || st.Removed != 1 {
+		t.Fatalf("reindex after edits: %+v, want 1 text read, 2 updated, 1 removed", st)
+	}
+	for words, want := range map[string]string{
+		"albatrosses": dirs["text"],
+		"zyxwvut":     "",
+		"renamed":     dirs["readability"],
+		"münchen":     dirs["readability"],
+		"seabirds":    "",
+	} {
+		if got := strings.Join(found(t, cat, words), " "); got != want {
+			t.Errorf("after reindex, %q found %q, want %q", words, got, want)
+		}
+	}
+	// NoText leaves new text out until the next plain reindex.
+	writeFile(t, c, dirs["title"]+"/htmltotext/htmltotext.txt", "kittiwakes")
+	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{NoText: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(t, cat, "kittiwakes"); len(got) != 0 {
+		t.Errorf("NoText indexed the text: %q", got)
+	}
+	if st, _ = reindex(t, cat, false); st.TextRead != 1 {
+		t.Errorf("the reindex after NoText read %d texts, want 1", st.TextRead)
+	}
+	if got := found(t, cat, "kittiwakes"); len(got) != 1 {
+		t.Errorf("kittiwakes: found %q", got)
+	}
+}
