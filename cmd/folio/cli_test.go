@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +65,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("folio --help exited %d", code)
 	}
-	for _, name := range []string{"init", "reindex", "list", "status", "update", "export", "serve", "watch", "demo", "version", "completion"} {
+	for _, name := range []string{"init", "reindex", "list", "status", "update", "export", "serve", "watch", "search", "demo", "version", "completion"} {
 		if !strings.Contains(out, "\n  "+name+" ") {
 			t.Errorf("folio --help does not list %s", name)
 		}
@@ -87,8 +88,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 		if code != 2 {
 			t.Errorf("folio %v: exit %d, want 2\n%s", args, code, stderr)
 		}
-		if !strings.HasPrefix(stderr, "folio: ") || !strings.Contains(stderr, "Usage:") {
-			t.Errorf("folio %v: a usage error prints one error line then the usage:\n%s", args, stderr)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "folio: ") || !regexp.MustCompile(`^run 'folio( [a-z]+)? --help' for usage$`).MatchString(lines[1]) {
+			t.Errorf("folio %v: a usage error prints one error line, then where to find the usage:\n%s", args, stderr)
 		}
 	}
 }

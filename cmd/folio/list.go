@@ -19,13 +19,15 @@ func newListCmd(e *env) *cobra.Command {
 		sel           *selection
 		jsonl, asJSON bool
 		csvFields     string
+		search        string
 	)
 	cmd := &cobra.Command{
 		Use:   "list [PATTERN...]",
 		Short: "Stream snapshots from the catalog",
 		Long: `Stream snapshots from the catalog, newest first. PATTERNs select by URL as
 --filter-type says (any pattern may match): exact, substring (default), regex
-(Go syntax, case-insensitive), domain, tag or timestamp.
+(Go syntax, case-insensitive), domain, tag or timestamp. --search keeps the
+snapshots that 'folio search' finds, in the list's own order.
 
 Output is one Snapshot record per line (--jsonl, the default), a JSON array
 (--json) or CSV with the given fields (--csv url,title,tags). When the catalog is
@@ -36,6 +38,11 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
   folio list --csv timestamp,url,title`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("search") {
+				if q.Search = catalog.MatchWords(search); q.Search == "" {
+					return usagef("--search %q: no words to search for (words are made of letters and digits)", search)
+				}
+			}
 			if err := sel.resolve(args); err != nil {
 				return err
 			}
@@ -85,6 +92,7 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 	}
 	f := cmd.Flags()
 	sel = addSelectionFlags(f, &q)
+	f.StringVar(&search, "search", "", "only snapshots whose title, URL, tags, notes or captured text hold these words (as 'folio search' reads them)")
 	f.StringVarP(&q.Sort, "sort", "o", "", "sort by "+strings.Join(catalog.SortFields(), "|")+"; prefix - for descending (default -bookmarked_at)")
 	f.IntVarP(&q.Limit, "limit", "n", 0, "print at most this many snapshots (0: all)")
 	f.BoolVar(&jsonl, "jsonl", false, "one Snapshot record per line (the default)")

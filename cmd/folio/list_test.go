@@ -151,7 +151,7 @@ func TestListUsage(t *testing.T) {
 		{[]string{"list", "--bogus"}, "unknown flag"},
 	} {
 		r := catRun(t, dir, tc.args...).want(t, 2)
-		if !strings.Contains(r.stderr, tc.msg) || !strings.Contains(r.stderr, "Usage:") || r.stdout != "" {
+		if !strings.Contains(r.stderr, tc.msg) || !strings.Contains(r.stderr, "--help' for usage") || r.stdout != "" {
 			t.Errorf("%v: stderr %q stdout %q", tc.args, r.stderr, r.stdout)
 		}
 	}

@@ -47,7 +47,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "folio: %v\n", err)
 	if code == exitUsage && cmd != nil {
-		fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+		fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -74,8 +74,8 @@ func exitCode(ctx context.Context, err error) int {
 // one line: folio exits 130 and prints nothing more.
 var errStopped = fmt.Errorf("stopped: %w", context.Canceled)
 
-// usageError marks a mistake in how folio was called; only these print
-// the command's usage.
+// usageError marks a mistake in how folio was called; only these point
+// to the command's --help.
 type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }

@@ -24,7 +24,12 @@ folders are handled; --full rebuilds the catalog from scratch.
 Snapshot folders are archive/users/<user>/snapshots/<date>/<domain>/<id>/ (read
 through index.jsonl, else index.json) and legacy archive/<timestamp>/ folders.
 Symlinks under archive/ are projections of other folders and are never counted.
-Folders that cannot be read are reported one per line; the command then exits 3.`,
+Folders that cannot be read are reported one per line; the command then exits 3.
+
+The catalog also holds the index 'folio search' uses: titles, URLs, tags, notes
+and the text of captures (readability, htmltotext), the first MiB of each
+snapshot's. A text file is read again only when its size, time or inode
+changed.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Workers < 0 {
 				return usagef("--workers must be at least 1 (or 0 for one per CPU)")
@@ -41,8 +46,8 @@ Folders that cannot be read are reported one per line; the command then exits 3.
 			if err != nil {
 				return err
 			}
-			p.Infof("scanned %d, added %d, updated %d, removed %d, unchanged %d, problems %d",
-				st.Scanned, st.Added, st.Updated, st.Removed, st.Unchanged, st.Problems)
+			p.Infof("scanned %d, added %d, updated %d, removed %d, unchanged %d, problems %d; captured text read for %d",
+				st.Scanned, st.Added, st.Updated, st.Removed, st.Unchanged, st.Problems, st.TextRead)
 			if st.Unreadable > 0 {
 				return fmt.Errorf("%d snapshot folders could not be read: %w", st.Unreadable, archive.ErrPartial)
 			}
@@ -50,6 +55,7 @@ Folders that cannot be read are reported one per line; the command then exits 3.
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "rebuild the catalog from scratch")
+	cmd.Flags().BoolVar(&opts.NoText, "no-text", false, "leave captured text out of the search index this time (faster; the next reindex without it reads the text)")
 	cmd.Flags().IntVarP(&opts.Workers, "workers", "j", 0, fmt.Sprintf("folders read in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
 	return cmd
 }

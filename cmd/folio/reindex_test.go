@@ -106,7 +106,7 @@ func TestReindexUsage(t *testing.T) {
 		{"reindex", "--workers", "many"},
 	} {
 		r := catRun(t, dir, args...).want(t, 2)
-		if !strings.Contains(r.stderr, "Usage:") {
+		if !strings.Contains(r.stderr, "--help' for usage") {
 			t.Errorf("%v: no usage in %q", args, r.stderr)
 		}
 	}

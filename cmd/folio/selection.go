@@ -16,10 +16,17 @@ type selection struct {
 	before, after string
 }
 
-// addSelectionFlags registers the filter flags on f, filling q.
+// addSelectionFlags registers the filter flags on f, filling q: how
+// PATTERN arguments match, and addFilterFlags.
 func addSelectionFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
-	s := &selection{q: q}
 	f.StringVarP(&q.FilterType, "filter-type", "f", catalog.FilterSubstring, "how patterns match: "+strings.Join(catalog.FilterTypes(), "|"))
+	return addFilterFlags(f, q)
+}
+
+// addFilterFlags registers the filters on tags, status and time, for
+// commands whose arguments are not URL patterns.
+func addFilterFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
+	s := &selection{q: q}
 	f.StringArrayVarP(&q.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
 	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
 	f.StringVar(&s.before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
