@@ -51,6 +51,14 @@ type Options struct {
 	// For large benchmark trees.
 	Minimal bool
 
+	// Text, with Minimal, still writes the text files search indexes
+	// (readability/content.txt and htmltotext/htmltotext.txt).
+	Text bool
+
+	// TextWords is the length of each capture's text in words; 0 means
+	// 12 to 51 words. About 7 bytes a word.
+	TextWords int
+
 	// NoSync writes files plainly and calls syncfs(2) once at the end instead
 	// of writing each one through archive.WriteFile (temp file, fsync,
 	// rename, fsync of the folder). Generated trees are scratch data, and
@@ -361,10 +369,12 @@ func plan(o *Options, mach *machine, i int) (*snapshot, error) {
 	}
 	s.index = buf
 	s.entry.Results = len(results)
-	if !o.Minimal {
-		for _, res := range results {
-			s.files = append(s.files, res.files...)
-			s.entry.Files += len(res.files)
+	for _, res := range results {
+		for _, f := range res.files {
+			if !o.Minimal || o.Text && (f.rel == "readability/content.txt" || f.rel == "htmltotext/htmltotext.txt") {
+				s.files = append(s.files, f)
+				s.entry.Files++
+			}
 		}
 	}
 	for _, res := range results {
@@ -605,6 +615,9 @@ func (g *snapGen) page(kind string) []byte {
 func (g *snapGen) text() string {
 	var b strings.Builder
 	n := 12 + g.r.IntN(40)
+	if g.o.TextWords > 0 {
+		n = g.o.TextWords
+	}
 	for k := range n {
 		if k > 0 {
 			b.WriteByte(' ')

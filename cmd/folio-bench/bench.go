@@ -89,7 +89,7 @@ func (b *B) Current(name string, o gen.Options) (*Collection, error) {
 	dir := filepath.Join(b.Work, name)
 	o.NoSync = true
 	o.Printer = &stepPrinter{b: b}
-	key := fmt.Sprintf("current n=%d seed=%d minimal=%v users=%q base=%s span=%s", o.N, o.Seed, o.Minimal, o.Users, o.Base, o.Span)
+	key := fmt.Sprintf("current n=%d seed=%d minimal=%v text=%v words=%d users=%q base=%s span=%s", o.N, o.Seed, o.Minimal, o.Text, o.TextWords, o.Users, o.Base, o.Span)
 	marker := dir + ".manifest.gob"
 	if b.Reuse {
 		fp, err := b.fingerprint(o)
