@@ -35,6 +35,13 @@ type ReindexOptions struct {
 	// time: titles, URLs, tags and notes are still indexed, and the next
 	// reindex without NoText reads the text it skipped.
 	NoText bool
+	// Scope, when not nil, limits the reindex to these folders (slash
+	// paths relative to the data dir): snapshot folders, and folders
+	// above them whose whole subtree is looked at. Rows of folders in
+	// the scope that are gone are dropped; the rest of the catalog is
+	// left as it is. A watcher that saw which folders changed passes
+	// them here. An empty, non-nil Scope looks at nothing.
+	Scope []string
 }
 
 // ReindexStats counts what Reindex did.
@@ -85,8 +92,14 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	// place, batch by batch, so readers never see an emptied catalog.
 	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, text: !opts.NoText, ready: make(chan struct{}),
 		trustBefore: opts.Now().Add(-listingAge).UnixNano()}
-	if w.listings, err = c.loadListings(ctx); err != nil {
-		return stats, err
+	if opts.Scope != nil {
+		w.scope = cleanScope(opts.Scope)
+	}
+	scoped := w.scope != nil
+	if !scoped {
+		if w.listings, err = c.loadListings(ctx); err != nil {
+			return stats, err
+		}
 	}
 	folders := make(chan folder, 256)
 	rows := make(chan entryRow, 64)
@@ -94,7 +107,11 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	g, gctx := errgroup.WithContext(ctx)
 	// What the catalog knows is loaded while the tree is listed.
 	g.Go(func() error {
-		m, err := c.loadKnown(gctx)
+		load := c.loadKnown
+		if scoped {
+			load = func(ctx context.Context) (map[string]*known, error) { return c.loadScoped(ctx, w.scope) }
+		}
+		m, err := load(gctx)
 		if err != nil {
 			return err
 		}
@@ -154,7 +171,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	var gone []int64
 	var goneDirs, goneBad []string
 	knownRows := w.known
-	fresh := len(knownRows) == 0
+	fresh := len(knownRows) == 0 && !scoped
 	for dir, k := range knownRows {
 		switch {
 		case k.seen || w.hidden(dir):
@@ -168,13 +185,18 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	if err := c.deleteRows(ctx, gone, goneDirs, goneBad, gen, opts.BatchSize); err != nil {
 		return stats, err
 	}
-	if err := c.saveListings(ctx, w, opts.BatchSize); err != nil {
-		return stats, err
+	if !scoped {
+		if err := c.saveListings(ctx, w, opts.BatchSize); err != nil {
+			return stats, err
+		}
 	}
 	stats.Removed += len(gone)
 
 	now := opts.Now().UTC().Format(time.RFC3339Nano)
-	meta := map[string]string{metaUpdated: now}
+	meta := map[string]string{}
+	if !scoped {
+		meta[metaUpdated] = now // a scoped reindex has not seen the whole tree
+	}
 	if stats.Added+stats.Updated+stats.Removed > 0 {
 		meta[metaGen] = strconv.FormatInt(gen, 10)
 	}

@@ -68,10 +68,22 @@ func isTokenChar(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
 }
 
+// SearchError is a Query.Search expression SQLite could not run. It
+// wraps ErrQuery.
+type SearchError struct {
+	Expr   string // the expression
+	Reason string // SQLite's words, such as `syntax error near "AND"`
+}
+
+func (e *SearchError) Error() string {
+	return fmt.Sprintf("%v: search %q: %s", ErrQuery, e.Expr, e.Reason)
+}
+
+func (e *SearchError) Unwrap() error { return ErrQuery }
+
 // searchError makes the error SQLite gives for a query it cannot parse
-// (SQLITE_ERROR, "SQL logic error: … (1)") an ErrQuery that names the
-// search expression and the reason. Other errors (I/O, a busy or corrupt
-// file) give nil: they are not the user's query.
+// (SQLITE_ERROR, "SQL logic error: … (1)") a SearchError. Other errors
+// (I/O, a busy or corrupt file) give nil: they are not the user's query.
 func searchError(expr string, err error) error {
 	msg, ok := strings.CutPrefix(err.Error(), "SQL logic error: ")
 	if !ok {
@@ -80,6 +92,5 @@ func searchError(expr string, err error) error {
 	if i := strings.LastIndex(msg, " ("); i > 0 && strings.HasSuffix(msg, ")") {
 		msg = msg[:i]
 	}
-	msg = strings.TrimPrefix(msg, "fts5: ")
-	return fmt.Errorf("%w: search %q: %s", ErrQuery, expr, msg)
+	return &SearchError{Expr: expr, Reason: strings.TrimPrefix(msg, "fts5: ")}
 }

@@ -54,8 +54,9 @@ type known struct {
 type walker struct {
 	root    string // absolute data dir
 	workers int
-	force   bool // read every folder, changed or not
-	text    bool // stat (and read when changed) the text files search indexes
+	force   bool     // read every folder, changed or not
+	text    bool     // stat (and read when changed) the text files search indexes
+	scope   []string // with a scoped reindex, the folders to look in (cleanScope)
 	// known is what the catalog holds; it may be loaded while the tree is
 	// listed, and is read only once ready is closed (nil: known is set).
 	known map[string]*known
@@ -114,7 +115,11 @@ func folderStamp(st *unix.Stat_t) string {
 // out. Folders that are unchanged are only counted. The tree is listed
 // first, then the folders are compared with what the catalog knows.
 func (w *walker) walk(ctx context.Context, out chan<- folder) error {
-	found, err := w.list(ctx)
+	list := w.list
+	if w.scope != nil {
+		list = w.listScope
+	}
+	found, err := list(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,174 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"folio/archive"
+	"folio/layout"
+)
+
+// Depths, in slash-separated parts, of the folders of the current layout:
+// archive/users/<user>/snapshots/<date>/<domain>/<id>.
+const (
+	depthUser     = 3
+	depthSnapshot = 7
+)
+
+// cleanScope returns the folders of a scoped reindex, cleaned, paths
+// inside a snapshot folder made that folder, without duplicates or
+// folders below another one of the list; or nil when one of them is the
+// whole archive (or above it): then nothing is scoped.
+func cleanScope(scope []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range scope {
+		p = path.Clean(strings.Trim(p, "/"))
+		if p == "." || p == archive.ArchiveDir || !strings.HasPrefix(p, archive.ArchiveDir+"/") {
+			if p == "." || p == archive.ArchiveDir {
+				return nil
+			}
+			continue // outside the archive: no snapshot lies there
+		}
+		p = folderOf(p)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	kept := out[:0]
+	for _, p := range out {
+		if !underAny(p, seen) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return []string{} // scoped to nothing
+	}
+	return kept
+}
+
+// folderOf is the snapshot folder a path inside one lies in (index.jsonl,
+// an output), else the path itself.
+func folderOf(p string) string {
+	parts := strings.Split(p, "/")
+	switch {
+	case parts[1] != "users" && len(parts) > 2:
+		return strings.Join(parts[:2], "/") // inside archive/<timestamp>
+	case parts[1] == "users" && len(parts) > depthSnapshot:
+		return strings.Join(parts[:depthSnapshot], "/")
+	}
+	return p
+}
+
+// underAny reports whether a folder above p is in set.
+func underAny(p string, set map[string]bool) bool {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if set[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// listScope finds the snapshot folders in or below the scope's folders,
+// listing them with plain ReadDir calls (a scope is small: the folders a
+// watcher saw change).
+func (w *walker) listScope(ctx context.Context) ([]folder, error) {
+	var found []folder
+	seen := map[string]bool{} // two paths of the scope may lie in one folder
+	add := func(f folder) {
+		if !seen[f.dir] {
+			seen[f.dir] = true
+			found = append(found, f)
+		}
+	}
+	var visit func(rel string, parts []string) error
+	visit = func(rel string, parts []string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if parts[1] != "users" { // a legacy folder
+			if _, ok := layout.LegacyTimestamp(parts[1]); ok && !archive.IsTemp(parts[1]) && w.isRealDir(rel) {
+				add(folder{dir: rel, layout: LayoutLegacy, name: parts[1]})
+			}
+			return nil
+		}
+		if len(parts) > 3 && parts[3] != "snapshots" || archive.IsTemp(parts[len(parts)-1]) || !w.isRealDir(rel) {
+			return nil
+		}
+		if len(parts) == depthSnapshot {
+			add(folder{dir: rel, layout: LayoutCurrent, user: parts[2], name: parts[6]})
+			return nil
+		}
+		entries, err := os.ReadDir(w.abs(rel))
+		if err != nil {
+			w.unlisted(rel, err)
+			return nil
+		}
+		for _, e := range entries {
+			if !realDir(e) || len(parts) == depthUser && e.Name() != "snapshots" {
+				continue
+			}
+			if err := visit(rel+"/"+e.Name(), append(parts[:len(parts):len(parts)], e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, rel := range w.scope {
+		if err := visit(rel, strings.Split(rel, "/")); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// loadScoped reads what the catalog knows of the folders in or below the
+// scope's folders, as loadKnown does for all of them.
+func (c *Catalog) loadScoped(ctx context.Context, scope []string) (map[string]*known, error) {
+	m := map[string]*known{}
+	// The range (p/, p0) holds exactly the paths below p: '0' follows '/'.
+	const in = ` WHERE dir = ?1 OR (dir > ?1 || '/' AND dir < ?1 || '0')`
+	for _, p := range scope {
+		rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file, text_stamp FROM snapshots`+in, p)
+		if err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		for rows.Next() {
+			var dir string
+			k := &known{}
+			if err := rows.Scan(&k.rowid, &dir, &k.stamp, &k.indexFile, &k.textStamp); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+			}
+			m[dir] = k
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		rows, err = c.db.QueryContext(ctx, `SELECT dir, stamp, problems FROM problems`+in, p)
+		if err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		for rows.Next() {
+			var dir, text string
+			k := &known{}
+			if err := rows.Scan(&dir, &k.stamp, &text); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+			}
+			k.problems = decodeProblems(text)
+			m[dir] = k
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+	}
+	return m, nil
+}

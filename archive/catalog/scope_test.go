@@ -1,0 +1,77 @@
+package catalog_test
+
+import (
+	"os"
+	"path"
+	"testing"
+	"time"
+
+	"folio/archive/catalog"
+)
+
+// TestScopedReindex: a reindex scoped to some folders handles exactly
+// what changed in them and leaves the rest of the catalog alone.
+func TestScopedReindex(t *testing.T) {
+	c := newCollection(t)
+	var dirs []string
+	for i := range 6 {
+		dirs = append(dirs, writeSnapshot(t, c, "system", snapshot(i+1, "first")))
+	}
+	writeFile(t, c, "archive/1609459200/index.json", legacyLink)
+	cat := openCatalog(t, c)
+	reindex(t, cat, false)
+
+	later := time.Now().Add(time.Minute)
+	retitle := func(i int, title string) {
+		writeSnapshot(t, c, "system", snapshot(i+1, title))
+		os.Chtimes(c.Path(dirs[i]+"/index.jsonl"), later, later)
+	}
+	retitle(0, "edited")     // in the scope
+	retitle(1, "not looked") // outside it
+	if err := os.RemoveAll(c.Path(dirs[2])); err != nil {
+		t.Fatal(err)
+	}
+	added := writeSnapshot(t, c, "system", snapshot(40, "new"))
+	writeFile(t, c, "archive/1609459200/htmltotext.txt", "petrels")
+	scope := []string{
+		dirs[0] + "/readability/content.txt", // a path inside a folder means the folder
+		dirs[2],
+		path.Dir(added), // its domain folder: listed whole
+		"archive/1609459200/htmltotext.txt",
+		"archive/1609459200",
+		"outside/archive",
+	}
+	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The domain folder of the new snapshot also holds dirs[0..5] (one
+	// domain, one date per snapshot here), so count what the scope holds.
+	want := catalog.ReindexStats{Added: 1, Updated: 2, Removed: 1, TextRead: 2}
+	st.Scanned, st.Unchanged = 0, 0
+	if st != want {
+		t.Fatalf("scoped reindex: %+v, want %+v", st, want)
+	}
+	titles := map[string]string{}
+	for _, e := range entries(t, cat, catalog.Query{}) {
+		titles[e.Dir] = e.Snapshot.Title
+	}
+	if titles[dirs[0]] != "edited" || titles[dirs[1]] != "first" || titles[added] != "new" {
+		t.Errorf("titles after the scoped reindex: %q", titles)
+	}
+	if _, ok := titles[dirs[2]]; ok {
+		t.Errorf("the deleted folder is still cataloged")
+	}
+	if got := found(t, cat, "petrels"); len(got) != 1 {
+		t.Errorf("the legacy folder's new text: found %q", got)
+	}
+
+	// Nothing in the scope: nothing done. The whole archive: a full look.
+	if st, _ := cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{}}); st != (catalog.ReindexStats{}) {
+		t.Errorf("empty scope: %+v", st)
+	}
+	st, err = cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{"archive/users/../"}})
+	if err != nil || st.Updated != 1 || st.Scanned != 7 {
+		t.Errorf("a scope of the whole archive: %+v %v, want dirs[1] updated among 7", st, err)
+	}
+}
