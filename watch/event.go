@@ -8,8 +8,9 @@
 // or polling where inotify is unavailable or out of watches) into
 // batches: the events of one quiet moment. A Handler applies a batch: it
 // takes the collection's writer lock, runs the catalog's incremental
-// reindex (which reads only the folders whose index changed) and, when
-// something changed, the incremental export. The two halves meet only in
+// reindex scoped to the folders the events name (which reads only those
+// whose index or text changed) and, when something changed, the
+// incremental export. The two halves meet only in
 // Batch, so tests hand batches to a Handler directly.
 package watch
 
@@ -45,17 +46,40 @@ type Event struct {
 
 // Batch is the events of one quiet moment. Rescan is set when events may
 // have been lost (the kernel's queue overflowed, or the watcher polls):
-// the handler then looks at the whole tree, which the incremental
-// reindex does anyway.
+// the handler then looks at the whole tree. Roots are folders nobody
+// watches (inotify ran out of watches there) to look at whole.
 type Batch struct {
 	Events []Event
 	Rescan bool
+	Roots  []string
+}
+
+// Scope is what the batch asks the catalog to look at (see
+// catalog.ReindexOptions.Scope): the snapshot folders its events lie in,
+// the folders above the snapshot level that appeared or vanished, and
+// Roots; nil, the whole tree, for a rescan.
+func (b Batch) Scope() []string {
+	if b.Rescan {
+		return nil
+	}
+	scope := append([]string{}, b.Roots...)
+	for _, e := range b.Events {
+		if !Relevant(e.Path) {
+			continue
+		}
+		if _, dir := Classify(e.Path); dir != "" {
+			scope = append(scope, dir)
+		} else {
+			scope = append(scope, e.Path)
+		}
+	}
+	return scope
 }
 
 // Relevant reports whether an event can change what the catalog holds.
 // folio's own temp files, dot files, files inside snapshot folders other
-// than the index (outputs, the detail page an export writes) and anything
-// outside archive/ are not.
+// than the index and the text search indexes (outputs, the detail page an
+// export writes) and anything outside archive/ are not.
 func Relevant(rel string) bool {
 	if rel != archive.ArchiveDir && !strings.HasPrefix(rel, archive.ArchiveDir+"/") {
 		return false
@@ -67,8 +91,16 @@ func Relevant(rel string) bool {
 	}
 	// Outputs inside a snapshot folder (and the detail page an export
 	// writes there) are listed by its index, which the catalog follows.
-	k, _ := Classify(rel)
-	return k != Payload
+	k, dir := Classify(rel)
+	return k != Payload || isText(strings.TrimPrefix(rel, dir+"/"))
+}
+
+// isText reports whether a path inside a snapshot folder is (or holds)
+// text that search indexes: readability's and htmltotext's folders and
+// files, and htmltotext.txt of legacy folders.
+func isText(inside string) bool {
+	top, _, _ := strings.Cut(inside, "/")
+	return top == "readability" || top == "htmltotext" || top == "htmltotext.txt"
 }
 
 // Classify says what rel is about and names the snapshot (or legacy)
@@ -124,7 +156,7 @@ func (b Batch) Summary() map[Kind]int {
 
 // relevant reports whether the batch holds anything worth a reindex.
 func (b Batch) relevant() bool {
-	if b.Rescan {
+	if b.Rescan || len(b.Roots) > 0 {
 		return true
 	}
 	for _, e := range b.Events {

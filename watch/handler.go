@@ -59,7 +59,7 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		return res, nil
 	}
 	if b.relevant() {
-		st, err := h.reindex(ctx)
+		st, err := h.reindex(ctx, b.Scope())
 		if err != nil {
 			return res, err
 		}
@@ -85,9 +85,10 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 	return res, nil
 }
 
-// reindex runs the incremental reindex under the collection's lock.
-// Problems are printed once each, not again on every batch.
-func (h *Handler) reindex(ctx context.Context) (catalog.ReindexStats, error) {
+// reindex runs the incremental reindex of scope (nil: the whole tree)
+// under the collection's lock. Problems are printed once each, not again
+// on every batch.
+func (h *Handler) reindex(ctx context.Context, scope []string) (catalog.ReindexStats, error) {
 	lock, err := h.Coll.Lock("watch")
 	if err != nil {
 		return catalog.ReindexStats{}, err
@@ -97,7 +98,7 @@ func (h *Handler) reindex(ctx context.Context) (catalog.ReindexStats, error) {
 	if err != nil {
 		return catalog.ReindexStats{}, err
 	}
-	st, err := cat.Reindex(ctx, catalog.ReindexOptions{OnProblem: func(p catalog.Problem) {
+	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: scope, OnProblem: func(p catalog.Problem) {
 		if msg := p.Error(); !h.reported[msg] {
 			h.reported[msg] = true
 			h.P.Warnf("%s", msg)
@@ -149,6 +150,8 @@ func (r Result) line(b Batch) string {
 		s += " (events: " + strings.Join(kinds, ", ") + ")"
 	case b.Rescan:
 		s += " (a look at the whole tree)"
+	case len(b.Roots) > 0:
+		s += fmt.Sprintf(" (a look at %d unwatched folders)", len(b.Roots))
 	}
 	s += " in " + r.Took.Round(time.Millisecond).String()
 	if r.Exported != "" {

@@ -50,6 +50,40 @@ func collection(t *testing.T, n int) (*archive.Collection, *gen.Manifest, *watch
 	return c, m, h, out
 }
 
+// retitle rewrites the title in the snapshot folder's index.jsonl.
+func retitle(t *testing.T, dir, title string) {
+	t.Helper()
+	ix, _, err := archive.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := ix.Snapshot()
+	s.Title = title
+	ix.SetSnapshot(s)
+	if err := archive.WriteIndex(dir, ix); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// search returns the folders the catalog's search finds for words.
+func search(t *testing.T, c *archive.Collection, words string) []string {
+	t.Helper()
+	cat, err := catalog.Open(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	var out []string
+	err = cat.Each(context.Background(), catalog.Query{Search: catalog.MatchWords(words)}, func(e catalog.Entry) error {
+		out = append(out, e.Dir)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // dirs lists the catalog's folders.
 func dirs(t *testing.T, c *archive.Collection) map[string]catalog.Entry {
 	t.Helper()
@@ -186,6 +220,45 @@ func TestHandlerAppliesEachKindOfChange(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(out.info, "\n"), rel+" is a legacy snapshot folder: 'folio update --migrate-only'") {
 			t.Errorf("no hint to migrate it: %q", out.info)
+		}
+	})
+
+	t.Run("captured text written", func(t *testing.T) {
+		rel := m.Snapshots[6].Dir
+		txt := filepath.Join(abs(rel), "htmltotext", "htmltotext.txt")
+		if err := os.MkdirAll(filepath.Dir(txt), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(txt, []byte("a word only here: cormorants"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := apply(t, h, watch.Event{Path: rel + "/htmltotext"})
+		if res.Reindex.Updated != 1 || res.Reindex.TextRead != 1 {
+			t.Errorf("%+v, want the folder read again for its text", res.Reindex)
+		}
+		if got := search(t, c, "cormorants"); len(got) != 1 || got[0] != rel {
+			t.Errorf("search finds %q", got)
+		}
+	})
+
+	t.Run("a batch looks only at the folders it names", func(t *testing.T) {
+		edited, named := m.Snapshots[7].Dir, m.Snapshots[8].Dir
+		retitle(t, abs(edited), "seen later")
+		retitle(t, abs(named), "seen now")
+		res := apply(t, h, watch.Event{Path: named + "/" + archive.IndexFile})
+		if res.Reindex.Updated != 1 || res.Reindex.Scanned != 1 {
+			t.Errorf("%+v, want one folder looked at and read", res.Reindex)
+		}
+		got := dirs(t, c)
+		if got[named].Snapshot.Title != "seen now" || got[edited].Snapshot.Title == "seen later" {
+			t.Errorf("titles %q and %q", got[named].Snapshot.Title, got[edited].Snapshot.Title)
+		}
+		// A folder nobody watches is looked at whole when the batch
+		// names it as a root.
+		date := strings.Join(strings.Split(edited, "/")[:5], "/")
+		res, err := h.Apply(context.Background(), watch.Batch{Roots: []string{date}})
+		if err != nil || res.Reindex.Updated != 1 || dirs(t, c)[edited].Snapshot.Title != "seen later" {
+			t.Errorf("a batch of the root %s: %+v %v", date, res.Reindex, err)
 		}
 	})
 

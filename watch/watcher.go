@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,12 +28,18 @@ type Options struct {
 	// Poll, when set, looks at the tree every Poll instead of using
 	// inotify: for network file systems, whose changes made on other
 	// machines inotify never sees. The watcher also polls, every 2 s,
-	// when inotify is unavailable or its watch limit is reached.
+	// when inotify is unavailable, and polls the folders it could not
+	// watch when inotify's watch limit is reached.
 	Poll time.Duration
 	// Retry is how long to wait before applying again a batch that could
 	// not be applied (the collection is locked by another folio
 	// process); 0 means 1 s.
 	Retry time.Duration
+	// MaxWatches caps the inotify watches the watcher takes (0: as many
+	// as inotify gives), leaving the rest of the per-user limit to other
+	// programs. Folders beyond it are polled, as when inotify's limit is
+	// reached.
+	MaxWatches int
 }
 
 // defaultPoll is the polling interval when inotify cannot be used.
@@ -53,6 +61,9 @@ type Watcher struct {
 
 	fs      *fsnotify.Watcher // nil while polling
 	watched map[string]bool   // slash paths relative to root
+	// unwatched are the folders inotify had no watch left for: they and
+	// everything below them are polled every defaultPoll.
+	unwatched map[string]bool
 	// Ready is called once the watches are in place, before the first
 	// batch (a rescan that brings the catalog up to date) is applied.
 	Ready func(watches int, polling bool)
@@ -76,7 +87,7 @@ func New(opts Options, p archive.Printer) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Watcher{opts: opts, root: root, p: p, watched: map[string]bool{}}, nil
+	return &Watcher{opts: opts, root: root, p: p, watched: map[string]bool{}, unwatched: map[string]bool{}}, nil
 }
 
 // Run watches until ctx ends, applying a first batch at once (Rescan)
@@ -93,6 +104,14 @@ func (w *Watcher) Run(ctx context.Context, apply Apply) error {
 		}
 	}
 	defer w.stop()
+	switch {
+	case len(w.unwatched) > 0 && w.opts.MaxWatches > 0 && len(w.watched) >= w.opts.MaxWatches:
+		w.p.Warnf("%d folders are watched (the most asked for); %d more (and what they hold) are looked at every %s",
+			len(w.watched), len(w.unwatched), defaultPoll)
+	case len(w.unwatched) > 0:
+		w.p.Warnf("inotify's watch limit%s is reached: %d folders are watched, %d more (and what they hold) are looked at every %s; raise the limit with 'sysctl fs.inotify.max_user_watches=N'",
+			watchLimit(), len(w.watched), len(w.unwatched), defaultPoll)
+	}
 	if w.Ready != nil {
 		w.Ready(len(w.watched), polling)
 	}
@@ -134,9 +153,14 @@ func (w *Watcher) addTree(rel string) error {
 		return nil // gone already, or not a folder: the reindex sees it
 	}
 	if !w.watched[rel] {
+		if w.opts.MaxWatches > 0 && len(w.watched) >= w.opts.MaxWatches {
+			w.unwatched[rel] = true
+			return nil
+		}
 		if err := w.fs.Add(abs); err != nil {
 			if errors.Is(err, syscall.ENOSPC) {
-				return fmt.Errorf("inotify's watch limit is reached at %d folders (raise it with 'sysctl fs.inotify.max_user_watches=N')", len(w.watched))
+				w.unwatched[rel] = true // polled instead, with all it holds
+				return nil
 			}
 			if errors.Is(err, os.ErrNotExist) {
 				return nil
@@ -144,6 +168,7 @@ func (w *Watcher) addTree(rel string) error {
 			return fmt.Errorf("watch %s: %w", abs, err)
 		}
 		w.watched[rel] = true
+		delete(w.unwatched, rel)
 	}
 	if kind == Snapshot || kind == Legacy {
 		return nil // its index files are in the folder itself
@@ -176,16 +201,27 @@ func (w *Watcher) forget(rel string) {
 
 // notify is the inotify loop: events are gathered into a pending batch,
 // applied once the tree has been quiet for Quiet (or MaxDelay after the
-// first event).
+// first event). Folders left unwatched are looked at every defaultPoll.
 func (w *Watcher) notify(ctx context.Context, apply Apply, pending Batch) error {
 	var first time.Time // of the pending batch; zero when there is none
 	quiet := time.NewTimer(0)
 	defer quiet.Stop()
 	var due <-chan time.Time = quiet.C // the initial rescan goes at once
+	tick := time.NewTicker(defaultPoll)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick.C:
+			if len(w.unwatched) == 0 || pending.Rescan {
+				continue
+			}
+			pending.Roots = slices.Sorted(maps.Keys(w.unwatched))
+			if first.IsZero() {
+				quiet.Reset(0)
+				due = quiet.C
+			}
 		case ev, ok := <-w.fs.Events:
 			if !ok {
 				return errors.New("watch: the inotify watcher closed")
@@ -270,6 +306,15 @@ func (w *Watcher) poll(ctx context.Context, apply Apply, pending Batch) error {
 		pending = Batch{Rescan: true}
 		tick.Reset(w.opts.Poll)
 	}
+}
+
+// watchLimit is " (N)" with inotify's per-user watch limit, or "".
+func watchLimit() string {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return ""
+	}
+	return " (" + strings.TrimSpace(string(b)) + ")"
 }
 
 // rel turns an absolute event path into a slash path relative to the

@@ -30,6 +30,7 @@ func (w *watchFlags) register(cmd *cobra.Command, exportFlag bool) {
 	}
 	f.DurationVar(&w.opts.Poll, "poll", 0, "look at the tree at this interval instead of using inotify (for network file systems), e.g. 5s")
 	f.DurationVar(&w.opts.Quiet, "quiet", 300*time.Millisecond, "how long the tree must be still before changes are applied")
+	f.IntVar(&w.opts.MaxWatches, "max-watches", 0, "take at most this many inotify watches (0: as many as the system gives) and poll the folders beyond them")
 	f.IntVar(&w.pageSize, "page-size", 250, "snapshots per root page of the export (as 'folio export --page-size')")
 	f.StringVar(&w.title, "title", "", `site title of the export (default "folio archive")`)
 }
@@ -43,6 +44,8 @@ func (w *watchFlags) validate() error {
 		return usagef("--poll %s: at least 100ms", w.opts.Poll)
 	case w.opts.Quiet < 0:
 		return usagef("--quiet %s: want a duration such as 300ms", w.opts.Quiet)
+	case w.opts.MaxWatches < 0:
+		return usagef("--max-watches %d: at least 1 (or 0 for no cap)", w.opts.MaxWatches)
 	case w.pageSize < 1:
 		return usagef("--page-size %d: at least 1", w.pageSize)
 	}
@@ -108,10 +111,15 @@ they are; 'folio update --migrate-only' migrates them). With --export the
 incremental export runs after each change, so the pages stay current.
 
 Changes are gathered until the tree has been still for --quiet, then applied
-by the incremental reindex under the collection's lock; while another folio
-command holds the lock (an add, an export), watch waits and applies afterwards.
-It uses inotify, and polls every 2s where inotify is unavailable or its watch
-limit is reached (and says so); --poll forces polling, for network file systems
+by a reindex of the folders they touched, under the collection's lock; while
+another folio command holds the lock (an add, an export), watch waits and
+applies afterwards. Captured text (readability, htmltotext) written with an
+index change is indexed for 'folio search' too.
+
+It uses inotify, one watch per folder down to the snapshot folders. Where
+inotify's per-user watch limit (or --max-watches) is reached, the folders left
+over are looked at every 2s, and it says so; where inotify is unavailable it
+polls the whole tree every 2s. --poll forces polling, for network file systems
 whose changes made on other machines inotify never sees. folio's own temp files
 and the pages an export writes are ignored. Ctrl-C stops it (exit 130).`,
 		Example: `  folio watch

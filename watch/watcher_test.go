@@ -1,0 +1,87 @@
+package watch_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"folio/watch"
+)
+
+// TestWatcherPollsWhatItCannotWatch runs the real watcher with fewer
+// watches than the tree has folders: changes in the folders left over
+// still reach the catalog, by polling them, and it says so.
+func TestWatcherPollsWhatItCannotWatch(t *testing.T) {
+	c, m, h, out := collection(t, 10)
+	w, err := watch.New(watch.Options{Dir: c.Dir, MaxWatches: 4, Quiet: 50 * time.Millisecond}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan int, 1)
+	w.Ready = func(watches int, polling bool) { ready <- watches }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	applied := make(chan watch.Batch, 100)
+	go func() {
+		done <- w.Run(ctx, func(ctx context.Context, b watch.Batch) error {
+			_, err := h.Apply(ctx, b)
+			applied <- b
+			return err
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run ended with %v", err)
+		}
+	}()
+	select {
+	case n := <-ready:
+		if n != 4 {
+			t.Errorf("%d watches, want 4", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher did not start")
+	}
+	// Four watches hold archive/, users/, one user folder and its
+	// snapshots/ folder: every date folder is left to polling.
+	if warn := strings.Join(out.warn, "\n"); !strings.Contains(warn, "4 folders are watched (the most asked for)") {
+		t.Errorf("no word of the folders left over: %q", out.warn)
+	}
+	if b := <-applied; !b.Rescan {
+		t.Fatalf("the first batch is %+v, want the look at the whole tree", b)
+	}
+	var rels []string
+	for _, s := range m.Snapshots[:3] {
+		retitle(t, c.Path(s.Dir), "changed while polled")
+		rels = append(rels, s.Dir)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := dirs(t, c)
+		n := 0
+		for _, rel := range rels {
+			if got[rel].Snapshot.Title == "changed while polled" {
+				n++
+			}
+		}
+		if n == len(rels) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d changes reached the catalog; the watcher said %q", n, len(rels), out.info)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The changes came in a look at the unwatched folders.
+	for polled := false; !polled; {
+		select {
+		case b := <-applied:
+			polled = len(b.Roots) > 0 && !b.Rescan
+		default:
+			t.Fatal("no batch looked at the unwatched folders")
+		}
+	}
+}
