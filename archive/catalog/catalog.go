@@ -86,8 +86,9 @@ var schema = []string{
 		num_outputs    INTEGER NOT NULL,
 		num_failures   INTEGER NOT NULL,
 		record         TEXT NOT NULL,
-		-- The stat of the text files search indexes (textStamp), so that
-		-- a reindex reads them again only when they change.
+		-- The stat of the text files search indexes (textStamp) when they
+		-- were last looked at, so that a reindex reads them again only
+		-- when they change; "" when they were not (reindex --no-text).
 		text_stamp     TEXT NOT NULL,
 		-- The generation of the reindex that last wrote the row: the
 		-- change feed (Changed) reads the rows of later generations.
@@ -103,6 +104,9 @@ var schema = []string{
 	// remove_diacritics 2 folds "München" and "munchen" together.
 	`CREATE VIRTUAL TABLE search USING fts5(title, url, tags, notes, body,
 		tokenize = 'unicode61 remove_diacritics 2')`,
+	// Its rank (see rankSQL) is kept in the table's configuration, so
+	// that "ORDER BY rank" lets FTS5 sort the matches itself.
+	`INSERT INTO search (search, rank) VALUES ('rank', '` + rankSQL + `')`,
 	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
 	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
 	// The listings of date folders and their domain folders, so that a

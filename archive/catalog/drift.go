@@ -43,8 +43,7 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 		return d, err
 	}
 	// Drift only reads: it trusts the catalog's listings, keeps no new one.
-	// It stats text files as a reindex does, so changed text is drift.
-	w := &walker{root: c.coll.Dir, workers: workers, text: true, known: knownRows, listings: listings}
+	w := &walker{root: c.coll.Dir, workers: workers, known: knownRows, listings: listings}
 	folders := make(chan folder, 512)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

@@ -212,7 +212,7 @@ func (q Query) compile() (*compiled, error) {
 		return nil, fmt.Errorf("%w: ranking and snippets need a search", ErrQuery)
 	}
 	if q.Sort == SortRank {
-		c.order = rankSQL + ", s.dir"
+		c.order = "search.rank, s.dir"
 		return c, c.checkLimit(q)
 	}
 	tmpl, ok := sortColumns[field]
@@ -356,8 +356,14 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	if q.RecordOnly {
 		cols = recordColumns
 	}
+	var snippet *sql.Stmt
 	if q.Snippets {
-		cols += ", " + snippetSQL + ", " + rankSQL
+		cols += ", s.rowid, search.rank"
+		var err error
+		if snippet, err = c.db.PrepareContext(ctx, snippetSQL); err != nil {
+			return c.queryError(q, err)
+		}
+		defer snippet.Close()
 	}
 	query := `SELECT ` + cols + ` FROM ` + cq.from + cq.whereSQL() + ` ORDER BY ` + cq.order
 	if q.Limit > 0 && len(cq.regex) == 0 {
@@ -373,6 +379,7 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		var (
 			e                   Entry
 			s                   = &e.Snapshot
+			rowid               int64
 			mtime               int64
 			tags                string
 			bookmarked, created sql.NullInt64
@@ -385,7 +392,7 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 			dest = []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &s.URL, &e.NumOutputs, &e.NumFailures, &e.Record}
 		}
 		if q.Snippets {
-			dest = append(dest, &e.Snippet, &e.Rank)
+			dest = append(dest, &rowid, &e.Rank)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("query catalog %s: %w", c.path, err)
@@ -399,6 +406,11 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		}
 		if mtime != 0 {
 			e.IndexMTime = time.Unix(0, mtime)
+		}
+		if snippet != nil {
+			if err := snippet.QueryRowContext(ctx, q.Search, rowid).Scan(&e.Snippet); err != nil {
+				return c.queryError(q, err)
+			}
 		}
 		if err := fn(e); err != nil {
 			return err
@@ -455,7 +467,11 @@ func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 		return n, nil
 	}
 	var n int
-	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM `+cq.from+cq.whereSQL(), cq.args...).Scan(&n); err != nil {
+	from := cq.from
+	if q.Search != "" && len(cq.where) == 1 {
+		from = "search" // the match is the only filter: no join needed
+	}
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM `+from+cq.whereSQL(), cq.args...).Scan(&n); err != nil {
 		return 0, c.queryError(q, err)
 	}
 	if q.Limit > 0 {

@@ -372,18 +372,11 @@ func (w *writer) insert(ctx context.Context, r *entryRow, rowid int64) error {
 	s := &r.snap
 	tags := archive.TagString(s.Tags)
 	replaced := r.known != nil && r.known.rowid != 0
-	textStamp := r.textStamp
-	if !r.readText {
-		textStamp = ""
-		if replaced {
-			textStamp = r.known.textStamp // the text indexed before stays
-		}
-	}
 	w.snapArgs = append(w.snapArgs, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
 		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, tags, s.Timestamp,
 		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
 		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record,
-		textStamp, w.gen)
+		r.textStamp, w.gen)
 	for _, t := range s.Tags {
 		w.tagArgs = append(w.tagArgs, t, rowid)
 	}

@@ -16,15 +16,16 @@ const (
 	SnippetClose = "\x03"
 )
 
-// rankSQL scores a search match with bm25, lower being better. The
-// column weights put a word in the title above one in the URL or the
-// tags, those above the notes, and all of them above the capture text,
-// which is long and holds most words.
-const rankSQL = `bm25(search, 10.0, 4.0, 4.0, 2.0, 1.0)`
+// rankSQL scores a search match with bm25, lower being better: the
+// search table's rank. The column weights put a word in the title above
+// one in the URL or the tags, those above the notes, and all of them
+// above the capture text, which is long and holds most words.
+const rankSQL = `bm25(10.0, 4.0, 4.0, 2.0, 1.0)`
 
-// snippetSQL is up to 16 words of the best-matching column around the
-// match.
-const snippetSQL = `snippet(search, -1, char(2), char(3), '…', 16)`
+// snippetSQL is up to 16 words of the best-matching column of one
+// snapshot around the match. Snippets are made for the rows a query
+// returns only, after the limit: making one reads the snapshot's text.
+const snippetSQL = `SELECT snippet(search, -1, char(2), char(3), '…', 16) FROM search WHERE search MATCH ? AND rowid = ?`
 
 // MatchWords turns what a user types into an FTS5 query: every word
 // must appear, in any column; "quoted words" must appear together, in

@@ -111,8 +111,10 @@ func TestSearchSyntaxErrors(t *testing.T) {
 	}
 }
 
-// TestSearchFollowsReindex: changed text is read again by a plain
-// reindex, unchanged text never is, and removed snapshots leave the index.
+// TestSearchFollowsReindex: text written with an index change (as every
+// capture writes it) is read again by a plain reindex, unchanged text
+// never is, text changed alone is read by a scoped reindex (what watch
+// runs) and by a full one, and removed snapshots leave the index.
 func TestSearchFollowsReindex(t *testing.T) {
 	c := newCollection(t)
 	cat, dirs := searchTree(t, c)
@@ -120,14 +122,21 @@ func TestSearchFollowsReindex(t *testing.T) {
 	if st.TextRead != 0 || st.Unchanged != st.Scanned {
 		t.Fatalf("nothing changed, yet %+v", st)
 	}
-	// The text changes, the index does not.
 	later := time.Now().Add(time.Minute)
+	touch := func(rel string) {
+		t.Helper()
+		later = later.Add(time.Second)
+		if err := os.Chtimes(c.Path(rel), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The text changes, and the index records it.
 	writeFile(t, c, dirs["text"]+"/htmltotext/htmltotext.txt", "now it speaks of albatrosses")
-	os.Chtimes(c.Path(dirs["text"]+"/htmltotext/htmltotext.txt"), later, later)
+	touch(dirs["text"] + "/htmltotext/htmltotext.txt")
+	touch(dirs["text"] + "/index.jsonl")
 	// The index changes, the text does not: its text stays searchable.
-	s := snapshot(3, "Café notes, renamed")
-	writeSnapshot(t, c, "system", s)
-	os.Chtimes(c.Path(dirs["readability"]+"/index.jsonl"), later, later)
+	writeSnapshot(t, c, "system", snapshot(3, "Café notes, renamed"))
+	touch(dirs["readability"] + "/index.jsonl")
 	if err := os.RemoveAll(c.Path(dirs["legacy"])); err != nil {
 		t.Fatal(err)
 	}
@@ -146,18 +155,37 @@ func TestSearchFollowsReindex(t *testing.T) {
 			t.Errorf("after reindex, %q found %q, want %q", words, got, want)
 		}
 	}
-	// NoText leaves new text out until the next plain reindex.
+
+	// Text changed alone: a plain reindex trusts the index, a scoped one
+	// looks at the text files.
 	writeFile(t, c, dirs["title"]+"/htmltotext/htmltotext.txt", "kittiwakes")
+	if st, _ = reindex(t, cat, false); st.TextRead != 0 {
+		t.Errorf("a plain reindex read %d texts whose index did not change", st.TextRead)
+	}
+	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{dirs["title"], dirs["html"]}})
+	if err != nil || st.TextRead != 1 || st.Updated != 1 || st.Unchanged != 1 {
+		t.Errorf("scoped reindex: %+v %v, want the one changed text read", st, err)
+	}
+	if got := found(t, cat, "kittiwakes"); len(got) != 1 {
+		t.Errorf("kittiwakes: found %q", got)
+	}
+
+	// NoText leaves new text out until the next reindex without it.
+	writeFile(t, c, dirs["html"]+"/htmltotext/htmltotext.txt", "fulmars")
+	touch(dirs["html"] + "/index.jsonl")
 	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{NoText: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := found(t, cat, "kittiwakes"); len(got) != 0 {
+	if got := found(t, cat, "fulmars"); len(got) != 0 {
 		t.Errorf("NoText indexed the text: %q", got)
 	}
 	if st, _ = reindex(t, cat, false); st.TextRead != 1 {
 		t.Errorf("the reindex after NoText read %d texts, want 1", st.TextRead)
 	}
-	if got := found(t, cat, "kittiwakes"); len(got) != 1 {
-		t.Errorf("kittiwakes: found %q", got)
+	if got := found(t, cat, "fulmars"); len(got) != 1 {
+		t.Errorf("fulmars: found %q", got)
+	}
+	if st, _ = reindex(t, cat, true); st.TextRead != st.Scanned {
+		t.Errorf("a full reindex read %d texts of %d folders", st.TextRead, st.Scanned)
 	}
 }

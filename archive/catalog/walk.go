@@ -134,31 +134,46 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	g.SetLimit(w.workers)
 	emit := func(f folder) error {
 		w.scanned.Add(1)
-		if w.text {
+		stampText := func() {
 			f.textStamp, f.noReadabilityText = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
-			f.readText = true
 		}
-		if k := w.known[f.dir]; k != nil {
+		k := w.known[f.dir]
+		if k == nil {
+			if w.text {
+				stampText()
+				f.readText = true
+			}
+		} else {
 			k.seen = true
 			f.known = k
 			cur := f.pre
 			if cur == "" || len(stampFiles(f.layout, k.indexFile)) > 1 {
 				cur = statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile)
 			}
-			if !w.force && cur == k.stamp {
-				if k.rowid == 0 {
-					w.unreadable.Add(1)
-					w.mu.Lock()
-					w.problems = append(w.problems, k.problems...)
-					w.mu.Unlock()
-					return nil
-				}
-				if !w.text || f.textStamp == k.textStamp {
+			same := !w.force && cur == k.stamp
+			if same && k.rowid == 0 {
+				w.unreadable.Add(1)
+				w.mu.Lock()
+				w.problems = append(w.problems, k.problems...)
+				w.mu.Unlock()
+				return nil
+			}
+			// Whoever writes capture text records it in the index, so
+			// the text files are looked at only when the index changed,
+			// in a scoped reindex, which looks closely at few folders,
+			// or when their text was left out (NoText: no stamp).
+			if same && (!w.text || w.scope == nil && k.textStamp != "") {
+				w.unchanged.Add(1)
+				return nil
+			}
+			if w.text {
+				stampText()
+				f.readText = w.force || k.rowid == 0 || f.textStamp != k.textStamp
+				if same && !f.readText {
 					w.unchanged.Add(1)
 					return nil
 				}
 			}
-			f.readText = w.text && (w.force || k.rowid == 0 || f.textStamp != k.textStamp)
 		}
 		select {
 		case out <- f:

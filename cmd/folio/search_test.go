@@ -121,9 +121,13 @@ func TestSearchCommand(t *testing.T) {
 		}
 	}
 
-	// A changed text is read again by a plain reindex; a removed snapshot
-	// leaves the index.
+	// A text changed with its index (as a capture changes it) is read
+	// again by a plain reindex; a removed snapshot leaves the index.
 	writeText(t, dir, texted, "now about wombats")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, texted, "index.jsonl"), later, later); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.RemoveAll(filepath.Join(dir, titled)); err != nil {
 		t.Fatal(err)
 	}
