@@ -170,7 +170,7 @@ func readFolder(root string, f folder, keepResults bool) entryRow {
 	}
 	if f.readText {
 		var ps []Problem
-		r.text, ps = readText(abs, f.dir, f.layout, f.noReadabilityText)
+		r.text, ps = readText(abs, f.dir, f.textFile)
 		r.problems = append(r.problems, ps...)
 	}
 	return r

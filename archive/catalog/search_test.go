@@ -23,6 +23,10 @@ func searchTree(t *testing.T, c *archive.Collection) (*catalog.Catalog, map[stri
 	writeFile(t, c, dirs["readability"]+"/readability/content.txt", "Ein Spaziergang durch München und 東京 im Regen. c++ don't")
 	dirs["html"] = writeSnapshot(t, c, "system", snapshot(4, "Stripped"))
 	writeFile(t, c, dirs["html"]+"/readability/content.html", "<div><script>hiddenscriptword()</script><p>visible<b>boldword</b></p></div>")
+	// With both texts, readability's (the article) is the one indexed.
+	dirs["both"] = writeSnapshot(t, c, "system", snapshot(5, "Both texts"))
+	writeFile(t, c, dirs["both"]+"/readability/content.txt", "guillemots nest here")
+	writeFile(t, c, dirs["both"]+"/htmltotext/htmltotext.txt", "menu puffins footer")
 	dirs["legacy"] = "archive/1609459200"
 	writeFile(t, c, dirs["legacy"]+"/index.json", legacyLink)
 	writeFile(t, c, dirs["legacy"]+"/htmltotext.txt", "quarantined seabirds of the old archive")
@@ -59,6 +63,8 @@ func TestSearchFindsCaptureText(t *testing.T) {
 		{"seabirds", []string{dirs["legacy"]}},
 		{"boldword", []string{dirs["html"]}},
 		{"hiddenscriptword", nil},
+		{"guillemots", []string{dirs["both"]}},
+		{"puffins", nil},
 		{"munchen", []string{dirs["readability"]}},
 		{"MÜNCHEN", []string{dirs["readability"]}},
 		{"東京", []string{dirs["readability"]}},

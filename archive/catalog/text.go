@@ -14,17 +14,19 @@ import (
 )
 
 // MaxText is how much capture text is indexed per snapshot: the first
-// MiB of its text files together; the rest is not searchable.
+// MiB of its text; the rest is not searchable.
 const MaxText = 1 << 20
 
 // maxHTML is how much of readability/content.html is read to find its
 // text when there is no content.txt.
 const maxHTML = 4 << 20
 
-// Text files of a snapshot folder that search indexes, in the order their
-// text is joined. readability/content.html stands in, stripped of its
-// tags, when there is no content.txt. Legacy folders (ArchiveBox 0.7 and
-// older) keep htmltotext's output at the top of the folder.
+// Text files of a snapshot folder that search indexes. Like ArchiveBox's
+// own search index, folio indexes one text per snapshot, the first of
+// these that exists: readability's text (the article), else htmltotext's
+// (the whole page; at the top of a legacy ArchiveBox 0.7 folder), else
+// readability's HTML stripped of its tags. Indexing both texts of a page
+// would index most words twice and halve the speed of a reindex.
 const (
 	textReadability = "readability/content.txt"
 	htmlReadability = "readability/content.html"
@@ -32,78 +34,62 @@ const (
 	textLegacy      = "htmltotext.txt"
 )
 
-// textFiles returns the text files of a folder of the layout to stat and
-// read: content.html only when content.txt is absent.
-func textFiles(layoutName string, readabilityAbsent bool) []string {
-	files := []string{textReadability, textHTMLToText}
-	if readabilityAbsent {
-		files[0] = htmlReadability
-	}
+// textFiles lists the candidates of a folder of the layout, best first.
+func textFiles(layoutName string) []string {
 	if layoutName == LayoutLegacy {
-		files[1] = textLegacy
+		return []string{textReadability, textLegacy, htmlReadability}
 	}
-	return files
+	return []string{textReadability, textHTMLToText, htmlReadability}
 }
 
-// textStamp encodes size, mtime and inode of the folder's text files
-// with lstat calls only (two for most folders), so that a reindex reads
-// text again exactly when one of them changed. An absent file is "-". It
-// also reports whether content.txt is absent.
-func textStamp(absDir, layoutName string) (string, bool) {
+// textStamp finds the folder's text file with lstat calls only (one for
+// most folders) and encodes the stat of each candidate up to it: size,
+// mtime and inode, "-" for an absent one. A reindex reads the text again
+// exactly when the stamp changed: the file changed, or a better one
+// appeared. It returns the file found, "" when there is none.
+func textStamp(absDir, layoutName string) (stamp, file string) {
 	var st unix.Stat_t
+	var b []byte
 	base := absDir + string(filepath.Separator)
-	err := unix.Lstat(base+textReadability, &st)
-	absent := err != nil
-	b := appendStat(nil, &st, err)
-	for _, name := range textFiles(layoutName, absent)[1:] {
-		b = append(b, '|')
-		b = appendStamp(b, base+name, &st)
+	for i, name := range textFiles(layoutName) {
+		if i > 0 {
+			b = append(b, '|')
+		}
+		err := unix.Lstat(base+name, &st)
+		b = appendStat(b, &st, err)
+		if err == nil {
+			return string(b), name
+		}
 	}
-	if absent {
-		// content.html then stands in: its stamp follows.
-		b = append(b, '|')
-		b = appendStamp(b, base+htmlReadability, &st)
-	}
-	return string(b), absent
+	return string(b), ""
 }
 
-// readText reads the folder's text files, at most MaxText bytes in all,
-// joined by newlines (readabilityAbsent as textStamp found it). Absent
-// files are skipped; others that cannot be read are problems. Bytes that
-// are not valid UTF-8 are replaced. Of content.html, which loses its tags,
-// at most maxHTML bytes are read.
-func readText(absDir, relDir, layoutName string, readabilityAbsent bool) (string, []Problem) {
-	var (
-		out      []byte
-		problems []Problem
-	)
-	for _, name := range textFiles(layoutName, readabilityAbsent) {
-		if len(out) >= MaxText {
-			break
-		}
-		limit := int64(MaxText - len(out))
-		if name == htmlReadability {
-			limit = maxHTML
-		}
-		_, data, err := readHead(filepath.Join(absDir, filepath.FromSlash(name)), limit)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			problems = append(problems, Problem{relJoin(relDir, name), err})
-			continue
-		}
-		if name == htmlReadability {
-			data = []byte(plugins.HTMLText(string(data)))
-		}
-		if len(out) > 0 {
-			out = append(out, '\n')
-		}
-		out = append(out, data[:min(len(data), MaxText-len(out))]...)
+// readText reads the first MaxText bytes of the folder's text file name
+// (as textStamp found it; "" means none), stripping the tags of
+// readability's HTML, of which at most maxHTML bytes are read. A file
+// gone since is no text; one that cannot be read is a problem. Bytes
+// that are not valid UTF-8 are replaced.
+func readText(absDir, relDir, name string) (string, []Problem) {
+	if name == "" {
+		return "", nil
 	}
-	out = bytes.TrimSpace(out)
-	if !utf8.Valid(out) {
-		return strings.ToValidUTF8(string(out), "\uFFFD"), problems
+	limit := int64(MaxText)
+	if name == htmlReadability {
+		limit = maxHTML
 	}
-	return string(out), problems
+	_, data, err := readHead(filepath.Join(absDir, filepath.FromSlash(name)), limit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", []Problem{{relJoin(relDir, name), err}}
+	}
+	if name == htmlReadability {
+		data = []byte(plugins.HTMLText(string(data)))
+	}
+	data = bytes.TrimSpace(data[:min(len(data), MaxText)])
+	if !utf8.Valid(data) {
+		return strings.ToValidUTF8(string(data), "\uFFFD"), nil
+	}
+	return string(data), nil
 }

@@ -32,9 +32,9 @@ type folder struct {
 
 	// textStamp is the stamp of the folder's text files taken before
 	// they are read; readText says they must be read (new or changed).
-	textStamp         string
-	noReadabilityText bool // readability/content.txt is absent
-	readText          bool
+	textStamp string
+	textFile  string // the text file textStamp found, "" if none
+	readText  bool
 }
 
 // known is what the catalog remembers of a folder to decide, from a stat
@@ -135,7 +135,7 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	emit := func(f folder) error {
 		w.scanned.Add(1)
 		stampText := func() {
-			f.textStamp, f.noReadabilityText = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
+			f.textStamp, f.textFile = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
 		}
 		k := w.known[f.dir]
 		if k == nil {

@@ -27,9 +27,9 @@ Symlinks under archive/ are projections of other folders and are never counted.
 Folders that cannot be read are reported one per line; the command then exits 3.
 
 The catalog also holds the index 'folio search' uses: titles, URLs, tags, notes
-and the text of captures (readability, htmltotext), the first MiB of each
-snapshot's. A text file is read again only when its size, time or inode
-changed.`,
+and one captured text per snapshot (readability's, else htmltotext's; its
+first MiB). The text is read again only when the snapshot's index changed and
+the text file's size, time or inode did too; --full reads every text again.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Workers < 0 {
 				return usagef("--workers must be at least 1 (or 0 for one per CPU)")

@@ -24,10 +24,12 @@ func newSearchCmd(e *env) *cobra.Command {
 		Use:   "search QUERY...",
 		Short: "Find snapshots by the words of their titles, URLs, tags, notes and captured text",
 		Long: `Find snapshots by words: in the title, the URL, the tags, the notes and the
-text of the captures (readability/content.txt, or readability/content.html
-without its tags; htmltotext/htmltotext.txt; htmltotext.txt of legacy folders).
-The first MiB of a snapshot's text is searched. 'folio reindex' keeps the index,
-reading only the text files that changed.
+captured text. As in ArchiveBox, one text per snapshot is searched, the first
+that exists of readability/content.txt (the article), htmltotext/htmltotext.txt
+(the whole page; htmltotext.txt in legacy folders) and readability/content.html
+without its tags; its first MiB. 'folio reindex' keeps the index, reading the
+text again when the snapshot's index.jsonl changed (as it does whenever a
+capture writes text), 'folio watch' also when the text file alone changed.
 
 Every word must appear, in any order and any case; accents do not matter
 ("munchen" finds "München"). "Quoted words" must appear together, and a word
