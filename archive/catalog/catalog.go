@@ -104,9 +104,6 @@ var schema = []string{
 	// remove_diacritics 2 folds "München" and "munchen" together.
 	`CREATE VIRTUAL TABLE search USING fts5(title, url, tags, notes, body,
 		tokenize = 'unicode61 remove_diacritics 2')`,
-	// Its rank (see rankSQL) is kept in the table's configuration, so
-	// that "ORDER BY rank" lets FTS5 sort the matches itself.
-	`INSERT INTO search (search, rank) VALUES ('rank', '` + rankSQL + `')`,
 	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
 	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
 	// The listings of date folders and their domain folders, so that a

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"cmp"
 	"runtime"
 	"strings"
 	"time"
@@ -112,6 +113,7 @@ func FilterTypes() []string {
 // compiled is a Query turned into SQL plus the filters SQL cannot do.
 type compiled struct {
 	from  string // the tables, after FROM
+	rank  string // the rank of a search match, with SortRank
 	where []string
 	args  []any
 	order string
@@ -212,7 +214,7 @@ func (q Query) compile() (*compiled, error) {
 		return nil, fmt.Errorf("%w: ranking and snippets need a search", ErrQuery)
 	}
 	if q.Sort == SortRank {
-		c.order = "search.rank, s.dir"
+		c.rankBy(q)
 		return c, c.checkLimit(q)
 	}
 	tmpl, ok := sortColumns[field]
@@ -221,6 +223,20 @@ func (q Query) compile() (*compiled, error) {
 	}
 	c.order = fmt.Sprintf(tmpl, dir)
 	return c, c.checkLimit(q)
+}
+
+// rankBy orders search matches best first. When the match is the only
+// filter and the query has a limit, the matches are ranked and cut in the
+// search table alone, and only the rows kept are joined with snapshots.
+func (c *compiled) rankBy(q Query) {
+	if len(c.where) == 1 && len(c.regex) == 0 && q.Limit > 0 {
+		c.from = fmt.Sprintf(`(SELECT rowid, %s AS rank FROM search WHERE search MATCH ? ORDER BY rank LIMIT %d) m
+			JOIN snapshots s ON s.rowid = m.rowid`, rankSQL, q.Limit)
+		c.where = nil // the subquery's: args still holds the match
+		c.rank, c.order = "m.rank", "m.rank, s.dir"
+		return
+	}
+	c.rank, c.order = rankSQL, rankSQL+", s.dir"
 }
 
 func (c *compiled) checkLimit(q Query) error {
@@ -358,7 +374,7 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	}
 	var snippet *sql.Stmt
 	if q.Snippets {
-		cols += ", s.rowid, search.rank"
+		cols += ", s.rowid, " + cmp.Or(cq.rank, rankSQL)
 		var err error
 		if snippet, err = c.db.PrepareContext(ctx, snippetSQL); err != nil {
 			return c.queryError(q, err)

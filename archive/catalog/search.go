@@ -16,11 +16,12 @@ const (
 	SnippetClose = "\x03"
 )
 
-// rankSQL scores a search match with bm25, lower being better: the
-// search table's rank. The column weights put a word in the title above
-// one in the URL or the tags, those above the notes, and all of them
-// above the capture text, which is long and holds most words.
-const rankSQL = `bm25(10.0, 4.0, 4.0, 2.0, 1.0)`
+// rankSQL scores a search match with bm25, lower being better. The
+// column weights put a word in the title above one in the URL or the
+// tags, those above the notes, and all of them above the capture text,
+// which is long and holds most words. (Called by name, it is faster than
+// the same function set as the table's rank.)
+const rankSQL = `bm25(search, 10.0, 4.0, 4.0, 2.0, 1.0)`
 
 // snippetSQL is up to 16 words of the best-matching column of one
 // snapshot around the match. Snippets are made for the rows a query
