@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"cmp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +83,27 @@ type Query struct {
 	// NumOutputs, NumFailures and Snapshot.URL: the fast path for
 	// streaming records.
 	RecordOnly bool
+}
+
+// Statuses are the snapshot statuses ArchiveBox writes. A Query.Status
+// outside them must be one some snapshot of the catalog has.
+func Statuses() []string { return []string{"queued", "started", "sealed", "paused", "backoff"} }
+
+// checkStatus fails with ErrQuery for a status no snapshot can have: not
+// one of Statuses and not found in the catalog.
+func (c *Catalog) checkStatus(ctx context.Context, status string) error {
+	if status == "" || slices.Contains(Statuses(), status) {
+		return nil
+	}
+	var one int
+	err := c.db.QueryRowContext(ctx, `SELECT 1 FROM snapshots WHERE status = ? LIMIT 1`, status).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: --status %q: unknown (want one of %s)", ErrQuery, status, strings.Join(Statuses(), ", "))
+	case err != nil:
+		return fmt.Errorf("query catalog %s: %w", c.path, err)
+	}
+	return nil
 }
 
 // ErrQuery is wrapped by errors about a Query that cannot run: an unknown
@@ -161,23 +184,29 @@ func (q Query) compile() (*compiled, error) {
 				or = append(or, `EXISTS (SELECT 1 FROM tags t WHERE t.name = ? AND t.snap = s.rowid)`)
 				c.args = append(c.args, p)
 			case FilterTimestamp:
+				if _, err := strconv.ParseFloat(p, 64); err != nil {
+					return nil, fmt.Errorf("%w: -f timestamp %q: want a timestamp such as 1609459200.123456", ErrQuery, p)
+				}
 				or = append(or, `s.timestamp = ?`)
 				c.args = append(c.args, p)
 			case FilterRegex:
 				re, err := regexp.Compile("(?i)" + p)
 				if err != nil {
+					if _, perr := regexp.Compile(p); perr != nil {
+						err = perr // its message quotes the pattern as typed
+					}
 					return nil, fmt.Errorf("%w: regex %q: %v", ErrQuery, p, err)
 				}
 				c.regex = append(c.regex, re)
 			default:
-				return nil, fmt.Errorf("%w: unknown filter type %q (want one of %s)", ErrQuery, ft, strings.Join(FilterTypes(), ", "))
+				return nil, fmt.Errorf("%w: --filter-type %q: unknown (want one of %s)", ErrQuery, ft, strings.Join(FilterTypes(), ", "))
 			}
 		}
 		if len(or) > 0 {
 			c.where = append(c.where, "("+strings.Join(or, " OR ")+")")
 		}
 	} else if !validFilter(ft) {
-		return nil, fmt.Errorf("%w: unknown filter type %q (want one of %s)", ErrQuery, ft, strings.Join(FilterTypes(), ", "))
+		return nil, fmt.Errorf("%w: --filter-type %q: unknown (want one of %s)", ErrQuery, ft, strings.Join(FilterTypes(), ", "))
 	}
 	for _, t := range q.Tags {
 		c.where = append(c.where, `EXISTS (SELECT 1 FROM tags t WHERE t.name = ? AND t.snap = s.rowid)`)
@@ -219,7 +248,7 @@ func (q Query) compile() (*compiled, error) {
 	}
 	tmpl, ok := sortColumns[field]
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown sort field %q (want one of %s)", ErrQuery, field, strings.Join(SortFields(), ", "))
+		return nil, fmt.Errorf("%w: --sort %q: unknown field (want one of %s, - before one for descending)", ErrQuery, field, strings.Join(SortFields(), ", "))
 	}
 	c.order = fmt.Sprintf(tmpl, dir)
 	return c, c.checkLimit(q)
@@ -241,7 +270,7 @@ func (c *compiled) rankBy(q Query) {
 
 func (c *compiled) checkLimit(q Query) error {
 	if q.Limit < 0 {
-		return fmt.Errorf("%w: negative limit %d", ErrQuery, q.Limit)
+		return fmt.Errorf("%w: --limit %d: at least 0 (0: all)", ErrQuery, q.Limit)
 	}
 	return nil
 }
@@ -292,6 +321,9 @@ const recordColumns = `s.dir, s.layout, s.user, s.index_file, s.url, s.num_outpu
 func (c *Catalog) Each(ctx context.Context, q Query, fn func(Entry) error) error {
 	cq, err := q.compile()
 	if err != nil {
+		return err
+	}
+	if err := c.checkStatus(ctx, q.Status); err != nil {
 		return err
 	}
 	if !q.WithResults {
@@ -456,6 +488,9 @@ func (c *Catalog) queryError(q Query, err error) error {
 func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 	cq, err := q.compile()
 	if err != nil {
+		return 0, err
+	}
+	if err := c.checkStatus(ctx, q.Status); err != nil {
 		return 0, err
 	}
 	if len(cq.regex) > 0 {

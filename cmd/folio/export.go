@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"folio/archive/catalog"
 	"folio/export"
 )
 
@@ -41,6 +40,17 @@ incremental: only pages whose snapshots changed are rewritten; --full redoes all
 			if err := sel.resolve(args); err != nil {
 				return err
 			}
+			switch {
+			case opts.PageSize < 1:
+				return usagef("--page-size %d: at least 1", opts.PageSize)
+			case opts.Workers < 0:
+				return usagef("--workers %d: at least 1 (or 0 for 8 per CPU)", opts.Workers)
+			}
+			if opts.Templates != "" {
+				if st, err := os.Stat(opts.Templates); err != nil || !st.IsDir() {
+					return usagef("--templates %s: not a folder (it names a folder of templates that override the embedded ones)", opts.Templates)
+				}
+			}
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
 			}
@@ -53,11 +63,8 @@ incremental: only pages whose snapshots changed are rewritten; --full redoes all
 			p := e.printer()
 			defer p.done()
 			st, err := export.Run(cmd.Context(), opts, p)
-			if errors.Is(err, catalog.ErrQuery) {
-				return usagef("%v", err)
-			}
 			if err != nil {
-				return err
+				return queryUsage(err)
 			}
 			p.Infof("exported %d snapshots: %d pages written, %d unchanged; %d root pages written, %d unchanged",
 				st.Snapshots, st.Written, st.Kept, st.RootWritten, st.RootKept)

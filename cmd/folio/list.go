@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -84,10 +83,7 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 			if cerr := out.Close(); err == nil {
 				err = cerr
 			}
-			if errors.Is(err, catalog.ErrQuery) {
-				return usagef("%v", err)
-			}
-			return err
+			return queryUsage(err)
 		},
 	}
 	f := cmd.Flags()

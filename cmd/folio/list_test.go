@@ -110,7 +110,9 @@ func TestListCommand(t *testing.T) {
 	if got := catLines(catRun(t, dir, "list", "-f", "exact", w.URL, "--status", w.Status).want(t, 0).stdout); len(got) < 1 || !strings.Contains(got[0], w.ID) {
 		t.Errorf("exact + status: %q", got)
 	}
-	if got := catLines(catRun(t, dir, "list", "--status", "no-such-status").want(t, 0).stdout); len(got) != 0 {
+	// A known status no snapshot has selects nothing; an unknown one is
+	// a mistake (TestListUsage).
+	if got := catLines(catRun(t, dir, "list", "--status", "backoff").want(t, 0).stdout); len(got) != 0 {
 		t.Errorf("--status: %q", got)
 	}
 	// --before/--after compare bookmarked_at; the legacy folder sorts by its timestamp.
@@ -136,23 +138,33 @@ func TestListUsage(t *testing.T) {
 	if r := catRun(t, dir, "list", "--help").want(t, 0); !strings.Contains(r.stdout, "--filter-type") || !strings.Contains(r.stdout, "--csv") {
 		t.Errorf("help: %q", r.stdout)
 	}
+	catRun(t, dir, "reindex").want(t, 0)
+	// Invalid values are errors, never an empty result: exit 2, the one
+	// line a user sees, and where to read more.
 	for _, tc := range []struct {
 		args []string
 		msg  string
 	}{
-		{[]string{"list", "-f", "regex", "("}, "regex"},
-		{[]string{"list", "-f", "fuzzy", "x"}, "unknown filter type"},
-		{[]string{"list", "--sort", "colour"}, "unknown sort field"},
-		{[]string{"list", "--json", "--csv", "url"}, "choose one of"},
+		{[]string{"list", "-f", "regex", "("}, "folio: regex \"(\": error parsing regexp: missing closing ): `(`"},
+		{[]string{"list", "-f", "fuzzy", "x"}, `folio: --filter-type "fuzzy": unknown (want one of exact, substring, regex, domain, tag, timestamp)`},
+		{[]string{"list", "-f", "timestamp", "notanumber"}, `folio: -f timestamp "notanumber": want a timestamp such as 1609459200.123456`},
+		{[]string{"list", "--status", "done"}, `folio: --status "done": unknown (want one of queued, started, sealed, paused, backoff)`},
+		{[]string{"list", "--after", "2024-02-01", "--before", "2024-01-01"}, `folio: --after 2024-02-01 is not before --before 2024-01-01: no snapshot can match`},
+		{[]string{"list", "--sort", "colour"}, `folio: --sort "colour": unknown field (want one of bookmarked_at, created_at, timestamp, url, title, status, id, dir, archive_size, - before one for descending)`},
+		{[]string{"list", "--json", "--csv", "url"}, "folio: choose one of --jsonl, --json and --csv"},
 		{[]string{"list", "--csv", "url,colour"}, "unknown CSV field"},
 		{[]string{"list", "--csv", ""}, "at least one field"},
-		{[]string{"list", "--before", "yesterday"}, "--before"},
-		{[]string{"list", "--limit", "-3"}, "negative limit"},
-		{[]string{"list", "--bogus"}, "unknown flag"},
+		{[]string{"list", "--before", "yesterday"}, `folio: --before "yesterday": want unix seconds or an ISO date/time such as 2024-01-31 or 2024-01-31T12:00:00Z`},
+		{[]string{"list", "--limit", "-3"}, "folio: --limit -3: at least 0 (0: all)"},
+		{[]string{"list", "--bogus"}, "folio: unknown flag: --bogus"},
+		{[]string{"export", "--page-size", "0"}, "folio: --page-size 0: at least 1"},
+		{[]string{"export", "--workers", "-1"}, "folio: --workers -1: at least 1 (or 0 for 8 per CPU)"},
+		{[]string{"export", "--templates", "/missing"}, "folio: --templates /missing: not a folder (it names a folder of templates that override the embedded ones)"},
 	} {
 		r := catRun(t, dir, tc.args...).want(t, 2)
-		if !strings.Contains(r.stderr, tc.msg) || !strings.Contains(r.stderr, "--help' for usage") || r.stdout != "" {
-			t.Errorf("%v: stderr %q stdout %q", tc.args, r.stderr, r.stdout)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], tc.msg) || lines[1] != "run 'folio "+tc.args[0]+" --help' for usage" || r.stdout != "" {
+			t.Errorf("%v: stderr %q stdout %q, want the line %q", tc.args, r.stderr, r.stdout, tc.msg)
 		}
 	}
 }

@@ -83,7 +83,7 @@ in **bold**.`,
 				return usagef("invalid query %q: %s", text, serr.Reason)
 			}
 			if err != nil {
-				return err
+				return queryUsage(err)
 			}
 			return searchSummary(cmd, e, cat, q, n)
 		},

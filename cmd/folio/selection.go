@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -28,7 +29,7 @@ func addSelectionFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
 func addFilterFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
 	s := &selection{q: q}
 	f.StringArrayVarP(&q.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
-	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status (queued, started, sealed, paused)")
+	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status: "+strings.Join(catalog.Statuses(), ", "))
 	f.StringVar(&s.before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
 	f.StringVar(&s.after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
 	return s
@@ -45,10 +46,19 @@ func (s *selection) resolve(patterns []string) error {
 	if s.q.After, err = parseWhen("--after", s.after); err != nil {
 		return err
 	}
-	if err := s.q.Validate(); err != nil {
-		return usagef("%v", err)
+	if !s.q.Before.IsZero() && !s.q.After.IsZero() && !s.q.After.Before(s.q.Before) {
+		return usagef("--after %s is not before --before %s: no snapshot can match", s.after, s.before)
 	}
-	return nil
+	return queryUsage(s.q.Validate())
+}
+
+// queryUsage makes a catalog.ErrQuery a usage error saying what is wrong
+// with the flag or pattern; other errors pass through.
+func queryUsage(err error) error {
+	if err == nil || !errors.Is(err, catalog.ErrQuery) {
+		return err
+	}
+	return usagef("%s", strings.TrimPrefix(err.Error(), catalog.ErrQuery.Error()+": "))
 }
 
 // narrowed reports whether the selection picks less than every snapshot:
