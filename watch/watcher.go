@@ -45,6 +45,10 @@ type Options struct {
 // defaultPoll is the polling interval when inotify cannot be used.
 const defaultPoll = 2 * time.Second
 
+// unwatchedPoll is how often the folders inotify had no watch for are
+// looked at: a scoped reindex of them, cheap next to a whole look.
+const unwatchedPoll = time.Second
+
 // maxEvents is the most events a batch keeps; beyond it the batch is a
 // rescan.
 const maxEvents = 10000
@@ -107,10 +111,10 @@ func (w *Watcher) Run(ctx context.Context, apply Apply) error {
 	switch {
 	case len(w.unwatched) > 0 && w.opts.MaxWatches > 0 && len(w.watched) >= w.opts.MaxWatches:
 		w.p.Warnf("%d folders are watched (the most asked for); %d more (and what they hold) are looked at every %s",
-			len(w.watched), len(w.unwatched), defaultPoll)
+			len(w.watched), len(w.unwatched), unwatchedPoll)
 	case len(w.unwatched) > 0:
 		w.p.Warnf("inotify's watch limit%s is reached: %d folders are watched, %d more (and what they hold) are looked at every %s; raise the limit with 'sysctl fs.inotify.max_user_watches=N'",
-			watchLimit(), len(w.watched), len(w.unwatched), defaultPoll)
+			watchLimit(), len(w.watched), len(w.unwatched), unwatchedPoll)
 	}
 	if w.Ready != nil {
 		w.Ready(len(w.watched), polling)
@@ -142,49 +146,67 @@ func (w *Watcher) stop() {
 // addTree watches rel and the folders below it down to the snapshot
 // folders (whose index files the catalog follows); folders inside a
 // snapshot are not watched. Symlinks are not followed: the catalog treats
-// them as projections of other folders.
+// them as projections of other folders. It goes level by level, so that
+// when watches run out the folders left to polling are the deepest ones
+// (snapshot folders), and new folders still show up at once in the
+// watched folders above them.
 func (w *Watcher) addTree(rel string) error {
+	for level := []string{rel}; len(level) > 0; {
+		var next []string
+		for _, rel := range level {
+			below, err := w.add(rel)
+			if err != nil {
+				return err
+			}
+			next = append(next, below...)
+		}
+		level = next
+	}
+	return nil
+}
+
+// add watches one folder and returns the folders below it to watch next.
+func (w *Watcher) add(rel string) ([]string, error) {
 	kind, _ := Classify(rel)
 	if kind == Payload || archive.IsTemp(filepath.Base(rel)) {
-		return nil
+		return nil, nil
 	}
 	abs := filepath.Join(w.root, filepath.FromSlash(rel))
 	if st, err := os.Lstat(abs); err != nil || !st.IsDir() {
-		return nil // gone already, or not a folder: the reindex sees it
+		return nil, nil // gone already, or not a folder: the reindex sees it
 	}
 	if !w.watched[rel] {
 		if w.opts.MaxWatches > 0 && len(w.watched) >= w.opts.MaxWatches {
 			w.unwatched[rel] = true
-			return nil
+			return nil, nil
 		}
 		if err := w.fs.Add(abs); err != nil {
 			if errors.Is(err, syscall.ENOSPC) {
 				w.unwatched[rel] = true // polled instead, with all it holds
-				return nil
+				return nil, nil
 			}
 			if errors.Is(err, os.ErrNotExist) {
-				return nil
+				return nil, nil
 			}
-			return fmt.Errorf("watch %s: %w", abs, err)
+			return nil, fmt.Errorf("watch %s: %w", abs, err)
 		}
 		w.watched[rel] = true
 		delete(w.unwatched, rel)
 	}
 	if kind == Snapshot || kind == Legacy {
-		return nil // its index files are in the folder itself
+		return nil, nil // its index files are in the folder itself
 	}
 	entries, err := os.ReadDir(abs)
 	if err != nil {
-		return nil // unlistable: the reindex reports it
+		return nil, nil // unlistable: the reindex reports it
 	}
+	var below []string
 	for _, e := range entries {
 		if e.IsDir() { // a DirEntry of a symlink is not a dir
-			if err := w.addTree(rel + "/" + e.Name()); err != nil {
-				return err
-			}
+			below = append(below, rel+"/"+e.Name())
 		}
 	}
-	return nil
+	return below, nil
 }
 
 // forget drops the watches of rel and everything below it (a folder
@@ -207,7 +229,7 @@ func (w *Watcher) notify(ctx context.Context, apply Apply, pending Batch) error 
 	quiet := time.NewTimer(0)
 	defer quiet.Stop()
 	var due <-chan time.Time = quiet.C // the initial rescan goes at once
-	tick := time.NewTicker(defaultPoll)
+	tick := time.NewTicker(unwatchedPoll)
 	defer tick.Stop()
 	for {
 		select {

@@ -45,8 +45,8 @@ func TestWatcherPollsWhatItCannotWatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watcher did not start")
 	}
-	// Four watches hold archive/, users/, one user folder and its
-	// snapshots/ folder: every date folder is left to polling.
+	// Four watches hold the top of the tree (it is watched level by
+	// level): every snapshot folder is left to polling.
 	if warn := strings.Join(out.warn, "\n"); !strings.Contains(warn, "4 folders are watched (the most asked for)") {
 		t.Errorf("no word of the folders left over: %q", out.warn)
 	}

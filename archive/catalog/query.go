@@ -1,13 +1,13 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"cmp"
 	"runtime"
 	"slices"
 	"strconv"

@@ -74,6 +74,10 @@ func underAny(p string, set map[string]bool) bool {
 	return false
 }
 
+// maxScopeQueries is the largest scope loadScoped queries folder by
+// folder.
+const maxScopeQueries = 256
+
 // listScope finds the snapshot folders in or below the scope's folders,
 // listing them with plain ReadDir calls (a scope is small: the folders a
 // watcher saw change).
@@ -128,8 +132,25 @@ func (w *walker) listScope(ctx context.Context) ([]folder, error) {
 }
 
 // loadScoped reads what the catalog knows of the folders in or below the
-// scope's folders, as loadKnown does for all of them.
+// scope's folders, as loadKnown does for all of them: a query per folder
+// of a small scope, one pass over the catalog for a large one.
 func (c *Catalog) loadScoped(ctx context.Context, scope []string) (map[string]*known, error) {
+	if len(scope) > maxScopeQueries {
+		all, err := c.loadKnown(ctx)
+		if err != nil {
+			return nil, err
+		}
+		in := make(map[string]bool, len(scope))
+		for _, p := range scope {
+			in[p] = true
+		}
+		for dir := range all {
+			if !in[dir] && !underAny(dir, in) {
+				delete(all, dir)
+			}
+		}
+		return all, nil
+	}
 	m := map[string]*known{}
 	// The range (p/, p0) holds exactly the paths below p: '0' follows '/'.
 	const in = ` WHERE dir = ?1 OR (dir > ?1 || '/' AND dir < ?1 || '0')`

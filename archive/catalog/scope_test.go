@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"testing"
@@ -73,5 +74,28 @@ func TestScopedReindex(t *testing.T) {
 	st, err = cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{"archive/users/../"}})
 	if err != nil || st.Updated != 1 || st.Scanned != 7 {
 		t.Errorf("a scope of the whole archive: %+v %v, want dirs[1] updated among 7", st, err)
+	}
+}
+
+// TestScopedReindexOfManyFolders: a scope too large to query folder by
+// folder gives the same answer.
+func TestScopedReindexOfManyFolders(t *testing.T) {
+	c := newCollection(t)
+	var dirs []string
+	for i := range 3 {
+		dirs = append(dirs, writeSnapshot(t, c, "system", snapshot(i+1, "first")))
+	}
+	cat := openCatalog(t, c)
+	reindex(t, cat, false)
+	writeSnapshot(t, c, "system", snapshot(2, "edited"))
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(c.Path(dirs[1]+"/index.jsonl"), later, later)
+	scope := []string{dirs[1], dirs[2]}
+	for i := range 300 {
+		scope = append(scope, fmt.Sprintf("archive/users/system/snapshots/20990101/gone.example/%032x", i))
+	}
+	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: scope})
+	if err != nil || st.Scanned != 2 || st.Updated != 1 || st.Removed != 0 || st.Unchanged != 1 {
+		t.Errorf("%+v %v, want 2 folders looked at, 1 updated", st, err)
 	}
 }
