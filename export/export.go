@@ -54,8 +54,11 @@ type Options struct {
 	PageSize  int    // rows per root page; default 250
 	Workers   int    // pages rendered and written in parallel; default 8 per CPU
 	Templates string // folder whose files override the embedded templates
-	Title     string // site title; default "folio archive"
-	Version   string // folio version shown in footers
+	// AllowShrink lets an --out export drop most of the snapshots the
+	// folder's site holds (see checkShrink).
+	AllowShrink bool
+	Title       string // site title; default "folio archive"
+	Version     string // folio version shown in footers
 
 	// SkipReindex trusts the catalog as it is (the caller just reindexed).
 	SkipReindex bool
@@ -157,12 +160,37 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	if err := s.checkShrink(ctx); err != nil {
+		return Stats{}, err
+	}
 	if s.next.Catalog, err = cat.Generation(ctx); err != nil {
 		return Stats{}, err
 	}
 	st, err := s.run(ctx)
 	st.Reindex = rs
 	return st, err
+}
+
+// checkShrink says when the selection matches nothing, and refuses an
+// --out export that would drop most of the snapshots the folder's site
+// holds (a typo in --tag must not empty a published site) unless
+// opts.AllowShrink.
+func (s *site) checkShrink(ctx context.Context) error {
+	n, err := s.cat.Count(ctx, s.query())
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		s.p.Warnf("the selection matches no snapshot in the catalog")
+	}
+	if s.inPlace || s.opts.AllowShrink || s.last == nil {
+		return nil
+	}
+	if had := int(s.last.Total); had > 0 && 2*n < had {
+		return fmt.Errorf("export to %s would drop %d of the %d snapshots its site holds (the selection matches %d); check the patterns and filters, or pass --allow-shrink",
+			s.dst, had-n, had, n)
+	}
+	return nil
 }
 
 type group struct {

@@ -611,7 +611,9 @@ func TestOutCopy(t *testing.T) {
 	}
 	linkCheck(t, out, c.Dir)
 
-	// Narrow the selection: copies of snapshots no longer selected go.
+	// Narrow the selection on purpose (AllowShrink): copies of snapshots
+	// no longer selected go.
+	q.AllowShrink = true
 	q.Query.Tags = nil
 	q.Query.Patterns = []string{selected[0].URL}
 	q.Query.FilterType = "exact"

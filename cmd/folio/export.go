@@ -87,6 +87,7 @@ incremental: only pages whose snapshots changed are rewritten; --full redoes all
 	f.BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox (never with the site's origin)")
 	f.IntVar(&opts.PageSize, "page-size", 250, "snapshots per root page")
 	f.IntVar(&opts.Workers, "workers", 0, "pages rendered and written in parallel (default 8 per CPU)")
+	f.BoolVar(&opts.AllowShrink, "allow-shrink", false, "let an --out export drop most of the snapshots its folder holds (otherwise refused: a typo in a filter must not empty a published site)")
 	f.StringVar(&opts.Templates, "templates", "", "folder whose files override the embedded templates by name")
 	f.StringVar(&opts.Title, "title", "", `site title (default "folio archive")`)
 	return cmd

@@ -292,3 +292,30 @@ func TestExportInBrowserFromFile(t *testing.T) {
 	}
 	exportBrowse(t, ctx, "file://"+dir+"/index.html", needle)
 }
+
+// TestExportRefusesToEmptyASite: a selection that would drop most of a
+// published --out site (a typo in --tag) is refused with one line and
+// changes nothing; --allow-shrink lets it through.
+func TestExportRefusesToEmptyASite(t *testing.T) {
+	dir, _ := exportCollection(t, 12, "Needle")
+	out := filepath.Join(t.TempDir(), "public")
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--out", out); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	before := fmt.Sprint(updTree(t, out))
+	_, stderr, code := runFolio(t, "-D", dir, "export", "--out", out, "--tag", "no-such-tag")
+	want := "folio: export to " + out + " would drop 12 of the 12 snapshots its site holds (the selection matches 0); check the patterns and filters, or pass --allow-shrink\n"
+	if code != 1 || !strings.HasSuffix(stderr, want) || !strings.Contains(stderr, "the selection matches no snapshot in the catalog") {
+		t.Fatalf("exit %d, stderr %q, want exit 1 and the line %q", code, stderr, want)
+	}
+	if fmt.Sprint(updTree(t, out)) != before {
+		t.Error("the refused export changed the site")
+	}
+	// In place, or with --allow-shrink, the selection goes through.
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--out", out, "--tag", "no-such-tag", "--allow-shrink"); code != 0 {
+		t.Fatalf("--allow-shrink: exit %d\n%s", code, stderr)
+	}
+	if fmt.Sprint(updTree(t, out)) == before {
+		t.Error("--allow-shrink changed nothing")
+	}
+}
