@@ -110,10 +110,10 @@ func (w *Watcher) Run(ctx context.Context, apply Apply) error {
 	defer w.stop()
 	switch {
 	case len(w.unwatched) > 0 && w.opts.MaxWatches > 0 && len(w.watched) >= w.opts.MaxWatches:
-		w.p.Warnf("%d folders are watched (the most asked for); %d more (and what they hold) are looked at every %s",
+		w.p.Warnf("%d folders are watched (the most asked for); %d more (and what they hold) are looked at every %s or so",
 			len(w.watched), len(w.unwatched), unwatchedPoll)
 	case len(w.unwatched) > 0:
-		w.p.Warnf("inotify's watch limit%s is reached: %d folders are watched, %d more (and what they hold) are looked at every %s; raise the limit with 'sysctl fs.inotify.max_user_watches=N'",
+		w.p.Warnf("inotify's watch limit%s is reached: %d folders are watched, %d more (and what they hold) are looked at every %s or so; raise the limit with 'sysctl fs.inotify.max_user_watches=N'",
 			watchLimit(), len(w.watched), len(w.unwatched), unwatchedPoll)
 	}
 	if w.Ready != nil {
@@ -231,12 +231,18 @@ func (w *Watcher) notify(ctx context.Context, apply Apply, pending Batch) error 
 	var due <-chan time.Time = quiet.C // the initial rescan goes at once
 	tick := time.NewTicker(unwatchedPoll)
 	defer tick.Stop()
+	var (
+		lastPoll time.Time     // when the unwatched folders were last looked at
+		pollCost time.Duration // and how long it took
+	)
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-			if len(w.unwatched) == 0 || pending.Rescan {
+			// The look at the unwatched folders takes at most a third of
+			// the time: on a big tree it comes less often than each second.
+			if len(w.unwatched) == 0 || pending.Rescan || time.Since(lastPoll) < 3*pollCost {
 				continue
 			}
 			pending.Roots = slices.Sorted(maps.Keys(w.unwatched))
@@ -292,7 +298,11 @@ func (w *Watcher) notify(ctx context.Context, apply Apply, pending Batch) error 
 				pending, first = Batch{}, time.Time{}
 				continue
 			}
+			start := time.Now()
 			err := apply(ctx, pending)
+			if len(pending.Roots) > 0 {
+				lastPoll, pollCost = time.Now(), time.Since(start)
+			}
 			if errors.Is(err, archive.ErrLocked) {
 				quiet.Reset(w.opts.Retry)
 				due = quiet.C

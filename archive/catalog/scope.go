@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -74,8 +75,8 @@ func underAny(p string, set map[string]bool) bool {
 	return false
 }
 
-// maxScopeQueries is the largest scope loadScoped queries folder by
-// folder.
+// maxScopeQueries is the most folders above the snapshot level that
+// loadScoped queries one by one.
 const maxScopeQueries = 256
 
 // listScope finds the snapshot folders in or below the scope's folders,
@@ -132,10 +133,19 @@ func (w *walker) listScope(ctx context.Context) ([]folder, error) {
 }
 
 // loadScoped reads what the catalog knows of the folders in or below the
-// scope's folders, as loadKnown does for all of them: a query per folder
-// of a small scope, one pass over the catalog for a large one.
+// scope's folders, as loadKnown does for all of them: snapshot folders in
+// one query however many, folders above them a query each, or, when
+// there are many of those, one pass over the whole catalog.
 func (c *Catalog) loadScoped(ctx context.Context, scope []string) (map[string]*known, error) {
-	if len(scope) > maxScopeQueries {
+	var exact, above []string
+	for _, p := range scope {
+		if isSnapshotPath(p) {
+			exact = append(exact, p)
+		} else {
+			above = append(above, p)
+		}
+	}
+	if len(above) > maxScopeQueries {
 		all, err := c.loadKnown(ctx)
 		if err != nil {
 			return nil, err
@@ -152,44 +162,61 @@ func (c *Catalog) loadScoped(ctx context.Context, scope []string) (map[string]*k
 		return all, nil
 	}
 	m := map[string]*known{}
+	load := func(where string, arg any) error {
+		if err := c.loadKnownWhere(ctx, m, `SELECT rowid, dir, stamp, index_file, text_stamp FROM snapshots`+where, false, arg); err != nil {
+			return err
+		}
+		return c.loadKnownWhere(ctx, m, `SELECT dir, stamp, problems FROM problems`+where, true, arg)
+	}
+	if len(exact) > 0 {
+		list, err := json.Marshal(exact)
+		if err != nil {
+			return nil, err
+		}
+		if err := load(` WHERE dir IN (SELECT value FROM json_each(?1))`, string(list)); err != nil {
+			return nil, err
+		}
+	}
 	// The range (p/, p0) holds exactly the paths below p: '0' follows '/'.
-	const in = ` WHERE dir = ?1 OR (dir > ?1 || '/' AND dir < ?1 || '0')`
-	for _, p := range scope {
-		rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file, text_stamp FROM snapshots`+in, p)
-		if err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-		}
-		for rows.Next() {
-			var dir string
-			k := &known{}
-			if err := rows.Scan(&k.rowid, &dir, &k.stamp, &k.indexFile, &k.textStamp); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-			}
-			m[dir] = k
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-		}
-		rows, err = c.db.QueryContext(ctx, `SELECT dir, stamp, problems FROM problems`+in, p)
-		if err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-		}
-		for rows.Next() {
-			var dir, text string
-			k := &known{}
-			if err := rows.Scan(&dir, &k.stamp, &text); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-			}
-			k.problems = decodeProblems(text)
-			m[dir] = k
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	for _, p := range above {
+		if err := load(` WHERE dir = ?1 OR (dir > ?1 || '/' AND dir < ?1 || '0')`, p); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// loadKnownWhere adds to m the rows of query: snapshot rows, or with
+// problems the rows of folders that could not be cataloged.
+func (c *Catalog) loadKnownWhere(ctx context.Context, m map[string]*known, query string, problems bool, args ...any) error {
+	rows, err := c.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var dir, text string
+		k := &known{}
+		if problems {
+			err = rows.Scan(&dir, &k.stamp, &text)
+			k.problems = decodeProblems(text)
+		} else {
+			err = rows.Scan(&k.rowid, &dir, &k.stamp, &k.indexFile, &k.textStamp)
+		}
+		if err != nil {
+			return fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		m[dir] = k
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// isSnapshotPath reports whether p, cleaned by cleanScope, names a
+// snapshot folder (current or legacy) rather than a folder above one.
+func isSnapshotPath(p string) bool {
+	parts := strings.Split(p, "/")
+	return len(parts) == depthSnapshot && parts[1] == "users" || len(parts) == 2 && parts[1] != "users"
 }

@@ -98,4 +98,15 @@ func TestScopedReindexOfManyFolders(t *testing.T) {
 	if err != nil || st.Scanned != 2 || st.Updated != 1 || st.Removed != 0 || st.Unchanged != 1 {
 		t.Errorf("%+v %v, want 2 folders looked at, 1 updated", st, err)
 	}
+	// As many folders above the snapshot level: one pass over the catalog.
+	writeSnapshot(t, c, "system", snapshot(3, "edited too"))
+	os.Chtimes(c.Path(dirs[2]+"/index.jsonl"), later, later)
+	scope = []string{path.Dir(dirs[2])}
+	for i := range 300 {
+		scope = append(scope, fmt.Sprintf("archive/users/system/snapshots/2099%04d", i))
+	}
+	st, err = cat.Reindex(ctx, catalog.ReindexOptions{Scope: scope})
+	if err != nil || st.Scanned != 3 || st.Updated != 1 || st.Removed != 0 {
+		t.Errorf("%+v %v, want the 3 folders of one domain looked at, 1 updated", st, err)
+	}
 }
