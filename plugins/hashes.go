@@ -95,28 +95,8 @@ func HashTree(ctx context.Context, dir string, now time.Time) ([]byte, string, i
 		leaves[i] = fileHash(filepath.Join(dir, filepath.FromSlash(f.rel)))
 		total += f.size
 	}
-	levels := [][]string{leaves}
-	for cur := leaves; len(cur) > 1; {
-		next := make([]string, 0, (len(cur)+1)/2)
-		for i := 0; i < len(cur); i += 2 {
-			right := cur[i]
-			if i+1 < len(cur) {
-				right = cur[i+1]
-			}
-			sum := sha256.Sum256([]byte(cur[i] + right))
-			next = append(next, hex.EncodeToString(sum[:]))
-		}
-		levels = append(levels, next)
-		cur = next
-	}
-	root := ""
-	switch top := levels[len(levels)-1]; len(top) {
-	case 0:
-		sum := sha256.Sum256(nil)
-		root = hex.EncodeToString(sum[:])
-	default:
-		root = top[0]
-	}
+	levels := MerkleLevels(leaves)
+	root := MerkleRoot(levels)
 	var b []byte
 	str := func(s string) { b = archive.AppendPyString(b, s) }
 	b = append(b, "{\n  \"root_hash\": "...)
@@ -166,6 +146,38 @@ func HashTree(ctx context.Context, dir string, now time.Time) ([]byte, string, i
 	b = strconv.AppendInt(b, int64(len(levels)), 10)
 	b = append(b, "\n  }\n}"...)
 	return b, root, total, nil
+}
+
+// MerkleLevels builds hashes.json's tree_levels from the file hashes, in
+// file order: each level above the leaves holds the sha256 of the
+// concatenated hex strings of each pair, an odd node paired with itself,
+// up to one root. No leaves give the one level [[]].
+func MerkleLevels(leaves []string) [][]string {
+	levels := [][]string{leaves}
+	for cur := leaves; len(cur) > 1; {
+		next := make([]string, 0, (len(cur)+1)/2)
+		for i := 0; i < len(cur); i += 2 {
+			right := cur[i]
+			if i+1 < len(cur) {
+				right = cur[i+1]
+			}
+			sum := sha256.Sum256([]byte(cur[i] + right))
+			next = append(next, hex.EncodeToString(sum[:]))
+		}
+		levels = append(levels, next)
+		cur = next
+	}
+	return levels
+}
+
+// MerkleRoot is the root hash of the levels: the one top node, or
+// sha256("") when there are no files.
+func MerkleRoot(levels [][]string) string {
+	if top := levels[len(levels)-1]; len(top) > 0 {
+		return top[0]
+	}
+	sum := sha256.Sum256(nil)
+	return hex.EncodeToString(sum[:])
 }
 
 // fileHash is the sha256 hex of a file, 64 zeros when it cannot be read.

@@ -1,0 +1,283 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"folio/archive"
+	"folio/gen"
+)
+
+// verifyCollection generates n snapshots with their payload files and
+// gives each a hashes.json through verify --write-hashes.
+func verifyCollection(t *testing.T, n int) (string, *gen.Manifest) {
+	t.Helper()
+	dir := t.TempDir()
+	m, err := gen.Current(dir, gen.Options{N: n, Seed: 7, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := catRun(t, dir, "verify", "--write-hashes").want(t, 0)
+	if !strings.Contains(r.stderr, "hashes.json written  "+strconv.Itoa(n)) {
+		t.Fatalf("first verify --write-hashes: %s", r.stderr)
+	}
+	catRun(t, dir, "verify").want(t, 0)
+	return dir, m
+}
+
+// payloadFile returns a file of the snapshot folder rel other than its
+// indexes and hashes.
+func payloadFile(t *testing.T, dir, rel string, skip int) string {
+	t.Helper()
+	var found []string
+	filepath.WalkDir(filepath.Join(dir, rel), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.HasPrefix(d.Name(), "index.") && filepath.Base(filepath.Dir(p)) != "hashes" {
+			r, _ := filepath.Rel(dir, p)
+			found = append(found, filepath.ToSlash(r))
+		}
+		return nil
+	})
+	if len(found) <= skip {
+		t.Fatalf("%s holds %d payload files", rel, len(found))
+	}
+	return found[skip]
+}
+
+// problems parses verify --jsonl output into kind -> paths.
+func problems(t *testing.T, out string) map[string][]string {
+	t.Helper()
+	got := map[string][]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var p struct{ Kind, Path, Detail string }
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			t.Fatalf("verify --jsonl line %q: %v", sc.Text(), err)
+		}
+		got[p.Kind] = append(got[p.Kind], p.Path)
+	}
+	return got
+}
+
+func TestVerifyReportsEachDamageWithItsPath(t *testing.T) {
+	dir, m := verifyCollection(t, 8)
+
+	flipped := payloadFile(t, dir, m.Snapshots[0].Dir, 0)
+	data, err := os.ReadFile(filepath.Join(dir, flipped))
+	if err != nil || len(data) == 0 {
+		t.Fatalf("read %s: %v", flipped, err)
+	}
+	data[len(data)/2] ^= 0x01 // same size, one bit different
+	if err := os.WriteFile(filepath.Join(dir, flipped), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deleted := payloadFile(t, dir, m.Snapshots[1].Dir, 0)
+	if err := os.Remove(filepath.Join(dir, deleted)); err != nil {
+		t.Fatal(err)
+	}
+	added := m.Snapshots[2].Dir + "/notes/added by hand.txt"
+	os.MkdirAll(filepath.Join(dir, filepath.Dir(added)), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, added), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	truncated := m.Snapshots[3].Dir + "/index.jsonl"
+	st, err := os.Stat(filepath.Join(dir, truncated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, truncated), st.Size()-7); err != nil {
+		t.Fatal(err)
+	}
+
+	// Human lines on stdout, one per problem, naming the path.
+	r := catRun(t, dir, "verify").want(t, 3)
+	for _, want := range []string{
+		"changed    " + flipped + ": sha256 ",
+		"missing    " + deleted + ": listed in hashes/hashes.json",
+		"extra      " + added + ": not listed in hashes/hashes.json (5 B)",
+		"index      " + truncated + ": line ",
+		"catalog    " + truncated + ": changed since the catalog read it (run 'folio reindex')",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "\n"); n != 5 {
+		t.Errorf("%d problem lines, want 5:\n%s", n, r.stdout)
+	}
+	for _, want := range []string{"verified 8 snapshot folders", "problems               5", "  changed              1", "  index                1"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if last := lastLine(r.stderr); last != "folio: verify found 5 problems: some items failed" {
+		t.Errorf("last line %q", last)
+	}
+
+	// --jsonl names the same paths; a selection checks only its snapshots.
+	got := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	if got["changed"][0] != flipped || got["missing"][0] != deleted || got["extra"][0] != added || got["index"][0] != truncated {
+		t.Errorf("--jsonl: %v", got)
+	}
+	r = catRun(t, dir, "verify", "-f", "exact", m.Snapshots[5].URL).want(t, 0)
+	if r.stdout != "" || !strings.Contains(r.stderr, "verified 1 snapshot folders") {
+		t.Errorf("a sound snapshot: %q %q", r.stdout, r.stderr)
+	}
+	catRun(t, dir, "verify", "-f", "exact", m.Snapshots[0].URL).want(t, 3)
+
+	// verify changed nothing: the same problems again.
+	if again := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout); len(again) != len(got) {
+		t.Errorf("second run %v, first %v", again, got)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestVerifyChecksTheCatalogAndLeftovers(t *testing.T) {
+	dir, m := catCollection(t, 6)
+	r := catRun(t, dir, "verify").want(t, 0)
+	if !strings.Contains(r.stderr, "legacy to migrate    1 ('folio update' moves them)") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	// A migration's copy of the legacy folder exists, so it was left behind.
+	moved := addTitled(t, dir, "Legacy page")
+	ix, _, err := archive.ReadIndex(filepath.Join(dir, moved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := ix.Snapshot()
+	s.URL, s.Timestamp = "https://legacy.example.com/page1", "1609459200.123456"
+	ix.SetSnapshot(s)
+	if err := archive.WriteIndex(filepath.Join(dir, moved), ix); err != nil {
+		t.Fatal(err)
+	}
+	catRun(t, dir, "reindex").want(t, 0)
+
+	if err := os.RemoveAll(filepath.Join(dir, m.Snapshots[1].Dir)); err != nil {
+		t.Fatal(err)
+	}
+	gone := m.Snapshots[1].Dir
+	parent, id := filepath.Dir(m.Snapshots[2].Dir), filepath.Base(m.Snapshots[2].Dir)
+	staging := parent + "/." + id + archive.TempMarker + "0011"
+	if err := os.MkdirAll(filepath.Join(dir, staging, "screenshot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	temp := m.Snapshots[3].Dir + "/." + "title.txt" + archive.TempMarker + "ab12"
+	if err := os.WriteFile(filepath.Join(dir, temp), []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot folder copied in by hand, not indexed yet.
+	at := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	copied := archive.Snapshot{ID: "0190f3c2a1b27c3d8e4f5a6b7c8d0000", URL: "https://copied.example.net/",
+		BookmarkedAt: at, CreatedAt: at, Timestamp: "1717200000.0", Status: "sealed"}
+	ix, _ = archive.ParseIndex(nil)
+	ix.SetSnapshot(copied)
+	copiedDir := filepath.Join(dir, "archive/users/system/snapshots/20240601/copied.example.net", copied.ID)
+	if err := os.MkdirAll(copiedDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := archive.WriteIndex(copiedDir, ix); err != nil {
+		t.Fatal(err)
+	}
+
+	r = catRun(t, dir, "verify")
+	got := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	want := map[string][]string{
+		"catalog": {"archive", gone},
+		"staging": {staging},
+		"temp":    {temp},
+		"legacy":  {"archive/1609459200.123456"},
+	}
+	for kind, paths := range want {
+		if strings.Join(got[kind], " ") != strings.Join(paths, " ") {
+			t.Errorf("%s: got %v, want %v\nstdout:\n%s", kind, got[kind], paths, r.stdout)
+		}
+	}
+	for _, line := range []string{
+		"catalog    archive: 1 snapshot folders on disk are not in the catalog (run 'folio reindex')",
+		"catalog    " + gone + ": the catalog lists this snapshot but its folder is gone (run 'folio reindex')",
+		"legacy     archive/1609459200.123456: already migrated to " + moved + "; this copy was left behind",
+		"staging    " + staging + ": staging folder of a copy of " + id + " that never finished; the copy's source was not deleted",
+	} {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", line, r.stdout)
+		}
+	}
+}
+
+func TestVerifyWritesHashesArchiveBoxReads(t *testing.T) {
+	dir, m := verifyCollection(t, 3)
+	p := filepath.Join(dir, m.Snapshots[0].Dir, "hashes", "hashes.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		RootHash   string     `json:"root_hash"`
+		TreeLevels [][]string `json:"tree_levels"`
+		Files      []struct {
+			Path string
+			Hash string
+			Size int64
+		}
+		Metadata struct {
+			FileCount int `json:"file_count"`
+		}
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	if len(doc.Files) == 0 || doc.Metadata.FileCount != len(doc.Files) || doc.RootHash != doc.TreeLevels[len(doc.TreeLevels)-1][0] {
+		t.Errorf("hashes.json shape: %s", data)
+	}
+	for _, f := range doc.Files {
+		if strings.HasPrefix(f.Path, "hashes/") || archive.IsTemp(f.Path) {
+			t.Errorf("hashes.json lists %s", f.Path)
+		}
+	}
+	// A second --write-hashes leaves existing manifests alone.
+	before, _ := os.Stat(p)
+	time.Sleep(10 * time.Millisecond)
+	catRun(t, dir, "verify", "--write-hashes").want(t, 0)
+	if after, _ := os.Stat(p); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("hashes.json rewritten")
+	}
+	// A manifest edited by hand contradicts its own root hash.
+	files := strings.Index(string(data), `"files"`)
+	edited := string(data[:files]) + strings.Replace(string(data[files:]), doc.Files[0].Hash, strings.Repeat("a", 64), 1)
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := catRun(t, dir, "verify").want(t, 3)
+	if !strings.Contains(r.stdout, "hashes     "+m.Snapshots[0].Dir+"/hashes/hashes.json: root_hash ") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	// A manifest cut short is named, not a crash.
+	if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = catRun(t, dir, "verify").want(t, 3)
+	if !strings.Contains(r.stdout, "hashes/hashes.json: not a JSON object: it ends early") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+func TestVerifyUsage(t *testing.T) {
+	dir, _ := catCollection(t, 2)
+	r := catRun(t, dir, "verify", "--workers", "-1").want(t, 2)
+	if firstLine(r.stderr) != "folio: --workers must be at least 1 (or 0 for one per CPU)" {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = catRun(t, dir, "verify", "--status", "done").want(t, 2)
+	if !strings.Contains(r.stderr, "\nfolio: --status \"done\": unknown (want one of queued, started, sealed, paused, backoff)\n") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+}

@@ -1,0 +1,178 @@
+// Package verify proves that a collection's files are still the files
+// that were captured: it re-hashes every file of a snapshot folder against
+// the folder's hashes/hashes.json, checks the catalog's row against the
+// folder and its index, and finds what interrupted work left behind (temp
+// files, staging folders of a copy, legacy folders a migration did not
+// remove). It changes nothing, except that Options.WriteHashes writes a
+// hashes.json for the folders that have none.
+package verify
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"folio/archive"
+	"folio/archive/catalog"
+)
+
+// Kind names what is wrong. Every kind is a problem: a verify that finds
+// one exits 3.
+type Kind string
+
+const (
+	Missing    Kind = "missing"    // a file hashes.json lists is not in the folder
+	Changed    Kind = "changed"    // a file's size or sha256 differs from hashes.json
+	Extra      Kind = "extra"      // a file the folder holds that hashes.json does not list
+	Unreadable Kind = "unreadable" // a file or folder that could not be read
+	Manifest   Kind = "hashes"     // hashes.json itself cannot be read or contradicts itself
+	Index      Kind = "index"      // the snapshot's index file is missing, truncated or has bad lines
+	Stale      Kind = "catalog"    // the catalog disagrees with the folder
+	Temp       Kind = "temp"       // a temp file of a write that never finished
+	Staging    Kind = "staging"    // a staging folder of a copy that never finished
+	LeftBehind Kind = "legacy"     // a legacy folder whose snapshot was already migrated
+)
+
+// Kinds lists every kind in the order the summary shows them.
+func Kinds() []Kind {
+	return []Kind{Missing, Changed, Extra, Unreadable, Manifest, Index, Stale, Temp, Staging, LeftBehind}
+}
+
+// Problem is one finding.
+type Problem struct {
+	Kind     Kind   `json:"kind"`
+	Path     string `json:"path"`     // slash path relative to the data dir
+	Snapshot string `json:"snapshot"` // the snapshot folder it belongs to, "" for none
+	Detail   string `json:"detail"`
+}
+
+// Options tune Run.
+type Options struct {
+	Workers int // folders checked at once; 0 means 2
+	// WriteHashes writes hashes/hashes.json, in ArchiveBox's shape, for
+	// the snapshot folders of the current layout that have none; the
+	// caller holds the collection lock.
+	WriteHashes bool
+	// Migrated maps "<url>\x00<timestamp>" of the current layout's
+	// snapshots to their folders; a legacy folder found in it was left
+	// behind by a migration. Nil skips that check.
+	Migrated map[string]string
+	Now      func() time.Time        // for the hashes.json timestamp
+	Progress func(done, total int64) // called as folders finish
+	Found    func(Problem)           // called for each problem as it is found, one call at a time
+}
+
+// Report is what Run found.
+type Report struct {
+	Snapshots     int   // folders checked
+	WithHashes    int   // of them with a hashes.json to check against
+	HashesWritten int   // hashes.json files written (Options.WriteHashes)
+	Legacy        int   // legacy folders not migrated yet (not a problem)
+	Files         int64 // files hashed
+	Bytes         int64 // bytes hashed
+	Elapsed       time.Duration
+	Problems      []Problem // sorted by path
+}
+
+// Count returns the number of problems of kind k.
+func (r *Report) Count(k Kind) int {
+	n := 0
+	for _, p := range r.Problems {
+		if p.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// Run checks the catalog entries' folders below the collection c, in
+// parallel, and returns what it found. An error is returned only when the
+// check itself could not go on (ctx cancelled); problems with the data are
+// in the report.
+func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, opts Options) (Report, error) {
+	start := time.Now()
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	var (
+		mu   sync.Mutex
+		rep  Report
+		done int64
+	)
+	add := func(r folderReport) {
+		mu.Lock()
+		defer mu.Unlock()
+		rep.Snapshots++
+		rep.Files += r.files
+		rep.Bytes += r.bytes
+		if r.hashes {
+			rep.WithHashes++
+		}
+		if r.wrote {
+			rep.HashesWritten++
+		}
+		if r.legacy {
+			rep.Legacy++
+		}
+		rep.Problems = append(rep.Problems, r.problems...)
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, int64(len(entries)))
+		}
+	}
+	found := func(p Problem) {
+		if opts.Found != nil {
+			mu.Lock()
+			opts.Found(p)
+			mu.Unlock()
+		}
+	}
+
+	jobs := make(chan catalog.Entry)
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 256<<10)
+			for e := range jobs {
+				ch := &checker{c: c, e: e, opts: &opts, buf: buf, found: found}
+				add(ch.run(ctx))
+			}
+		}()
+	}
+	var err error
+feed:
+	for _, e := range entries {
+		select {
+		case jobs <- e:
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+
+	staging := stagingFolders(c, entries)
+	for _, p := range staging {
+		found(p)
+	}
+	rep.Problems = append(rep.Problems, staging...)
+	sort.Slice(rep.Problems, func(i, j int) bool {
+		a, b := rep.Problems[i], rep.Problems[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Kind < b.Kind
+	})
+	rep.Elapsed = time.Since(start)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return rep, err
+}
