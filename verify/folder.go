@@ -1,17 +1,19 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"hash"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+
+	"golang.org/x/sys/unix"
 
 	"folio/archive"
 	"folio/archive/catalog"
@@ -41,9 +43,21 @@ type checker struct {
 	c     *archive.Collection
 	e     catalog.Entry
 	opts  *Options
-	buf   []byte
 	found func(Problem)
 	rep   folderReport
+	*scratch
+}
+
+// scratch is the memory a worker reuses from folder to folder.
+type scratch struct {
+	buf  []byte    // file reads
+	dbuf []byte    // directory listings
+	h    hash.Hash // sha256
+	sum  [sha256.Size]byte
+}
+
+func newScratch() *scratch {
+	return &scratch{buf: make([]byte, 256<<10), dbuf: make([]byte, 32<<10), h: sha256.New()}
 }
 
 // problem records a finding about rel, a slash path inside the folder
@@ -59,53 +73,110 @@ func (ch *checker) problem(k Kind, rel, format string, args ...any) {
 
 func (ch *checker) run(ctx context.Context) folderReport {
 	dir := ch.c.Path(ch.e.Dir)
-	fi, err := os.Lstat(dir)
+	fd, err := openAt(unix.AT_FDCWD, dir)
+	var st unix.Stat_t
+	if err == nil {
+		err = unix.Fstat(fd, &st)
+		defer unix.Close(fd)
+	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case err == unix.ENOENT:
 		ch.problem(Stale, "", "the catalog lists this snapshot but its folder is gone (run 'folio reindex')")
+		return ch.rep
+	case err == unix.ELOOP || err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		ch.problem(Stale, "", "the catalog lists this snapshot but it is no longer a folder (run 'folio reindex')")
 		return ch.rep
 	case err != nil:
 		ch.problem(Unreadable, "", "%v", err)
 		return ch.rep
-	case !fi.IsDir():
-		ch.problem(Stale, "", "the catalog lists this snapshot but it is no longer a folder (run 'folio reindex')")
-		return ch.rep
 	}
-	ch.checkIndex(dir)
-	files := ch.walk(dir)
+	ch.checkIndex(fd)
 	if ch.e.Layout == catalog.LayoutLegacy {
 		ch.checkLegacy()
 	}
-	m, err := readManifest(filepath.Join(dir, filepath.FromSlash(hashesFile)))
+	m, err := ch.readManifest(fd)
+	noManifest := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if ch.opts.WriteHashes && ch.e.Layout == catalog.LayoutCurrent {
-			ch.writeHashes(ctx, dir, files)
-		}
-		return ch.rep
+	case noManifest:
+		m = nil
 	case err != nil:
 		ch.problem(Manifest, hashesFile, "%v", err)
-		return ch.rep
-	}
-	ch.rep.hashes = true
-	if m.root != "" {
-		if got := plugins.MerkleRoot(plugins.MerkleLevels(m.leaves)); got != m.root {
-			ch.problem(Manifest, hashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.root, got)
+		m = nil
+	default:
+		ch.rep.hashes = true
+		if m.root != "" {
+			if got := plugins.MerkleRoot(plugins.MerkleLevels(m.leaves)); got != m.root {
+				ch.problem(Manifest, hashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.root, got)
+			}
 		}
 	}
-	ch.compare(ctx, dir, files, m)
+	var seen map[string]bool
+	if m != nil {
+		seen = make(map[string]bool, len(m.files))
+	}
+	ch.scan(ctx, fd, "", m, seen)
+	if m != nil {
+		for _, rel := range m.order {
+			if !seen[rel] && !mutable[rel] && !inSkipped(rel) {
+				ch.problem(Missing, rel, "listed in %s (%s) but not in the folder", hashesFile, archive.HumanBytes(m.files[rel].size))
+			}
+		}
+	} else if noManifest && ch.opts.WriteHashes && ch.e.Layout == catalog.LayoutCurrent && ctx.Err() == nil {
+		ch.writeHashes(ctx, dir)
+	}
 	return ch.rep
+}
+
+// readFile reads the regular file name of the open folder dirfd whole.
+func (ch *checker) readFile(dirfd int, name string) ([]byte, *unix.Stat_t, error) {
+	fd, err := openAt(dirfd, name)
+	if err != nil {
+		return nil, nil, errnoErr(err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, errors.New("not a regular file")
+	}
+	data := make([]byte, 0, st.Size+1)
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if n == 0 {
+			return data, &st, nil
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// readManifest reads hashes/hashes.json of the open folder dirfd.
+func (ch *checker) readManifest(dirfd int) (*manifest, error) {
+	data, _, err := ch.readFile(dirfd, hashesFile)
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(data)
 }
 
 // checkIndex checks the snapshot's index file and that the catalog read
 // it as it is now.
-func (ch *checker) checkIndex(dir string) {
+func (ch *checker) checkIndex(dirfd int) {
 	name := ch.e.IndexFile
 	if name == "" {
 		return // a legacy folder without an index: nothing to read
 	}
-	p := filepath.Join(dir, name)
-	data, err := archive.ReadRegular(p)
+	data, st, err := ch.readFile(dirfd, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		ch.problem(Index, name, "the snapshot's %s is gone", name)
 		return
@@ -128,7 +199,7 @@ func (ch *checker) checkIndex(dir string) {
 	} else if _, err := archive.ParseLegacyIndex(data); err != nil {
 		ch.problem(Index, name, "%v", err)
 	}
-	if st, err := os.Stat(p); err == nil && (st.Size() != ch.e.IndexSize || !st.ModTime().Equal(ch.e.IndexMTime)) {
+	if st.Size != ch.e.IndexSize || st.Mtim.Nano() != ch.e.IndexMTime.UnixNano() {
 		ch.problem(Stale, name, "changed since the catalog read it (run 'folio reindex')")
 	}
 }
@@ -144,102 +215,91 @@ func (ch *checker) checkLegacy() {
 	ch.rep.legacy = true
 }
 
-// file is one regular file of a snapshot folder.
-type file struct {
-	rel  string // slash path inside the folder
-	size int64
-}
-
-// walk lists the folder's regular files as hashes.json does (symlinks and
-// the skipped folders left out), sorted by path, and reports temp files
-// and folders that could not be read.
-func (ch *checker) walk(dir string) []file {
-	var out []file
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		rel := ""
-		if p != dir {
-			r, _ := filepath.Rel(dir, p)
-			rel = filepath.ToSlash(r)
-		}
-		if err != nil {
-			ch.problem(Unreadable, rel, "%v", unwrapPath(err))
-			return nil
-		}
-		if p == dir {
-			return nil
-		}
-		if archive.IsTemp(d.Name()) {
-			what := "temp file"
-			if d.IsDir() {
-				what = "temp folder"
-			}
-			ch.problem(Temp, rel, "%s of a write that never finished; nothing refers to it", what)
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if skipped[d.Name()] {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			ch.problem(Unreadable, rel, "%v", unwrapPath(err))
-			return nil
-		}
-		out = append(out, file{rel: rel, size: info.Size()})
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
-	return out
-}
-
-// compare checks the files on disk against the manifest.
-func (ch *checker) compare(ctx context.Context, dir string, files []file, m *manifest) {
-	seen := make(map[string]bool, len(files))
-	for _, f := range files {
+// scan goes through the open folder dirfd (rel inside the snapshot
+// folder) as hashes.json does, symlinks and the skipped folders left out,
+// and checks each regular file against the manifest m (nil: none),
+// marking what it finds in seen. Files are opened relative to their
+// folder and read through raw system calls: a snapshot folder is mostly
+// small files, and their cost is in the calls, not in the hashing.
+func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *manifest, seen map[string]bool) {
+	names, err := ch.names(dirfd)
+	if err != nil {
+		ch.problem(Unreadable, rel, "list: %v", err)
+		return
+	}
+	for _, name := range names {
 		if ctx.Err() != nil {
 			return
 		}
-		if mutable[f.rel] {
-			seen[f.rel] = true
+		r := name
+		if rel != "" {
+			r = rel + "/" + name
+		}
+		if archive.IsTemp(name) {
+			ch.problem(Temp, r, "left by a write that never finished; nothing refers to it")
 			continue
 		}
-		want, ok := m.files[f.rel]
-		if !ok {
-			ch.problem(Extra, f.rel, "not listed in %s (%s)", hashesFile, archive.HumanBytes(f.size))
-			continue
+		fd, err := openAt(dirfd, name)
+		if err == unix.ELOOP || err == unix.ENXIO {
+			continue // a symlink, or a socket: not a file hashes.json lists
 		}
-		seen[f.rel] = true
-		if want.size >= 0 && want.size != f.size {
-			ch.problem(Changed, f.rel, "size %d, %s says %d", f.size, hashesFile, want.size)
-			continue
-		}
-		if want.hash == "" || want.hash == unreadableHash {
-			continue // nothing to compare with but the size
-		}
-		got, n, err := ch.hash(filepath.Join(dir, filepath.FromSlash(f.rel)))
 		if err != nil {
-			ch.problem(Unreadable, f.rel, "%v", unwrapPath(err))
+			ch.problem(Unreadable, r, "open: %v", err)
 			continue
 		}
-		if got != want.hash {
-			ch.problem(Changed, f.rel, "sha256 %.12s…, %s says %.12s…", got, hashesFile, want.hash)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			ch.problem(Unreadable, r, "stat: %v", err)
+		} else if st.Mode&unix.S_IFMT == unix.S_IFDIR && !skipped[name] {
+			ch.scan(ctx, fd, r, m, seen)
+		} else if st.Mode&unix.S_IFMT == unix.S_IFREG && m != nil && !(rel == "" && mutable[name]) {
+			ch.check(fd, r, st.Size, m, seen)
 		}
-		ch.rep.files++
-		ch.rep.bytes += n
+		unix.Close(fd)
 	}
-	for _, rel := range m.order {
-		if !seen[rel] && !mutable[rel] && !inSkipped(rel) {
-			ch.problem(Missing, rel, "listed in %s (%s) but not in the folder", hashesFile, archive.HumanBytes(m.files[rel].size))
+}
+
+// names lists the open folder dirfd.
+func (ch *checker) names(dirfd int) ([]string, error) {
+	var names []string
+	for {
+		n, err := unix.ReadDirent(dirfd, ch.dbuf)
+		if err == unix.EINTR {
+			continue
 		}
+		if err != nil || n <= 0 {
+			return names, err
+		}
+		_, _, names = unix.ParseDirent(ch.dbuf[:n], -1, names)
 	}
+}
+
+// check compares the open regular file fd, rel in the folder, with the
+// manifest: listed, same size, same sha256.
+func (ch *checker) check(fd int, rel string, size int64, m *manifest, seen map[string]bool) {
+	want, ok := m.files[rel]
+	if !ok {
+		ch.problem(Extra, rel, "not listed in %s (%s)", hashesFile, archive.HumanBytes(size))
+		return
+	}
+	seen[rel] = true
+	if want.size >= 0 && want.size != size {
+		ch.problem(Changed, rel, "size %d, %s says %d", size, hashesFile, want.size)
+		return
+	}
+	if want.hash == "" || want.hash == unreadableHash {
+		return // nothing to compare with but the size
+	}
+	got, err := ch.hash(fd, size)
+	if err != nil {
+		ch.problem(Unreadable, rel, "read: %v", err)
+		return
+	}
+	if got != want.hash {
+		ch.problem(Changed, rel, "sha256 %.12s…, %s says %.12s…", got, hashesFile, want.hash)
+	}
+	ch.rep.files++
+	ch.rep.bytes += size
 }
 
 // inSkipped reports whether rel lies in a folder hashes.json leaves out.
@@ -255,23 +315,49 @@ func inSkipped(rel string) bool {
 // unreadableHash is what hashes.json records for a file it could not read.
 const unreadableHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// hash returns the sha256 hex of the file at p and its length.
-func (ch *checker) hash(p string) (string, int64, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", 0, err
+// hash returns the sha256 hex of the open file fd of the given size. It
+// stops reading at size, which saves a call per small file; a file that
+// grew since its stat is checked as it was.
+func (ch *checker) hash(fd int, size int64) (string, error) {
+	ch.h.Reset()
+	for read := int64(0); read < size; {
+		n, err := unix.Read(fd, ch.buf[:min(int64(len(ch.buf)), size-read)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			break // shorter than its stat said: the hash differs
+		}
+		ch.h.Write(ch.buf[:n])
+		read += int64(n)
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, ch.buf)
-	if err != nil {
-		return "", n, err
+	return hex.EncodeToString(ch.h.Sum(ch.sum[:0])), nil
+}
+
+// openAt opens name below the folder dirfd for reading, never through a
+// symlink (ELOOP) and without blocking on a fifo.
+func openAt(dirfd int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// errnoErr lets ENOENT satisfy errors.Is(err, fs.ErrNotExist).
+func errnoErr(err error) error {
+	if err == unix.ENOENT {
+		return fs.ErrNotExist
+	}
+	return err
 }
 
 // writeHashes writes hashes/hashes.json for a folder that has none.
-func (ch *checker) writeHashes(ctx context.Context, dir string, files []file) {
+func (ch *checker) writeHashes(ctx context.Context, dir string) {
 	doc, _, total, err := plugins.HashTree(ctx, dir, ch.opts.Now())
 	if err == nil {
 		err = os.MkdirAll(filepath.Join(dir, "hashes"), 0o755)
@@ -284,7 +370,7 @@ func (ch *checker) writeHashes(ctx context.Context, dir string, files []file) {
 		return
 	}
 	ch.rep.wrote = true
-	ch.rep.files += int64(len(files))
+	ch.rep.files += int64(bytes.Count(doc, []byte(`"path": `)))
 	ch.rep.bytes += total
 }
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-
-	"folio/archive"
 )
 
 // manifest is a snapshot's hashes/hashes.json: ArchiveBox's Merkle form
@@ -56,15 +54,6 @@ func (r *rawEntry) entry() entry {
 
 func (r *rawEntry) dir(key string) bool {
 	return r.IsDir || r.MimeType == "inode/directory" || strings.HasSuffix(key, "/")
-}
-
-// readManifest reads and parses the manifest at p.
-func readManifest(p string) (*manifest, error) {
-	data, err := archive.ReadRegular(p)
-	if err != nil {
-		return nil, err
-	}
-	return parseManifest(data)
 }
 
 func parseManifest(data []byte) (*manifest, error) {

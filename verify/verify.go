@@ -132,24 +132,37 @@ func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, op
 		}
 	}
 
-	jobs := make(chan catalog.Entry)
+	// The workers check the snapshot folders, then the folders that hold
+	// them, for what interrupted copies left beside the snapshots.
+	parents := parentFolders(entries)
+	jobs := make(chan int) // < len(entries): that entry; else a parent
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 256<<10)
-			for e := range jobs {
-				ch := &checker{c: c, e: e, opts: &opts, buf: buf, found: found}
-				add(ch.run(ctx))
+			sc := newScratch()
+			for i := range jobs {
+				if i < len(entries) {
+					ch := &checker{c: c, e: entries[i], opts: &opts, found: found, scratch: sc}
+					add(ch.run(ctx))
+					continue
+				}
+				left := leftBeside(c, parents[i-len(entries)])
+				mu.Lock()
+				rep.Problems = append(rep.Problems, left...)
+				mu.Unlock()
+				for _, p := range left {
+					found(p)
+				}
 			}
 		}()
 	}
 	var err error
 feed:
-	for _, e := range entries {
+	for i := range len(entries) + len(parents) {
 		select {
-		case jobs <- e:
+		case jobs <- i:
 		case <-ctx.Done():
 			err = ctx.Err()
 			break feed
@@ -158,11 +171,6 @@ feed:
 	close(jobs)
 	wg.Wait()
 
-	staging := stagingFolders(c, entries)
-	for _, p := range staging {
-		found(p)
-	}
-	rep.Problems = append(rep.Problems, staging...)
 	sort.Slice(rep.Problems, func(i, j int) bool {
 		a, b := rep.Problems[i], rep.Problems[j]
 		if a.Path != b.Path {
