@@ -6,20 +6,23 @@ DEMO_DIR ?= $(CURDIR)/bin/demo
 
 .PHONY: build demo test deps vet bench fuzz clean
 
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/folio
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/folio
 
 demo: build
 	rm -rf $(DEMO_DIR)
 	$(BIN) demo --out $(DEMO_DIR)
 
 # deps installs what the tests need: Debian's chromium for the browser tests,
-# wget for the example hook's test.
+# wget for the example hook's test. apt-get waits up to ten minutes for
+# another apt-get's lock instead of failing.
 deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing chromium (needed by the browser tests)"; \
-		apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium; }; }
-	@command -v wget >/dev/null 2>&1 || apt-get install -y wget >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wget; }
+		apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }; }
+	@command -v wget >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y wget >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y wget; }
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
@@ -32,7 +35,7 @@ test: deps vet
 # same run (cat, cp -a, hugo); N sets the collection size.
 N ?= 100000
 bench: build
-	@command -v hugo >/dev/null 2>&1 || apt-get install -y hugo >/dev/null 2>&1 || true
+	@command -v hugo >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y hugo >/dev/null 2>&1 || true
 	@command -v single-file >/dev/null 2>&1 || npm install -g single-file-cli >/dev/null 2>&1 || true
 	$(GO) run ./cmd/folio-bench -n $(N)
 

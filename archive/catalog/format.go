@@ -180,10 +180,10 @@ func (w *Writer) writeCSV(e Entry) error {
 		case "num_failures":
 			w.w.WriteString(strconv.Itoa(e.NumFailures))
 		default:
-			if v, ok := m[f]; ok {
+			// A missing or null value is an empty cell: a spreadsheet
+			// would show "null" as text.
+			if v, ok := m[f]; ok && string(v) != "null" {
 				w.w.Write(v)
-			} else {
-				w.w.WriteString("null")
 			}
 		}
 	}

@@ -151,6 +151,14 @@ func TestVersionCommand(t *testing.T) {
 	if strings.Count(short, "\n") != 1 || strings.Contains(short, " ") {
 		t.Errorf("version --short: %q", short)
 	}
+	// make build stamps the version it passes in.
+	stamped := filepath.Join(t.TempDir(), "folio")
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v1.2.3-stamped", "-o", stamped, "folio/cmd/folio").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(stamped, "version", "--short").Output(); err != nil || string(out) != "v1.2.3-stamped\n" {
+		t.Errorf("stamped version --short: %q, %v", out, err)
+	}
 }
 
 func TestCompletion(t *testing.T) {

@@ -124,6 +124,11 @@ func TestListCommand(t *testing.T) {
 	if got := catLines(catRun(t, dir, "list", "--after", "2021-01-01T00:00:00Z", "--before", "2021-01-01T00:00:01Z").want(t, 0).stdout); len(got) != 1 {
 		t.Errorf("legacy in a one-second window: %q", got)
 	}
+	// A value that is not there is an empty cell, never null.
+	notes := catLines(catRun(t, dir, "list", "--csv", "url,notes", "--limit", "1").want(t, 0).stdout)
+	if len(notes) != 2 || !strings.HasSuffix(notes[1], `",`) || strings.Contains(notes[1], "null") {
+		t.Errorf("--csv url,notes: %q", notes)
+	}
 	urls := catLines(catRun(t, dir, "list", "--csv", "url", "-o", "-url", "--limit", "5").want(t, 0).stdout)
 	if len(urls) != 6 || !sort.SliceIsSorted(urls[1:], func(i, j int) bool { return urls[1+i] > urls[1+j] }) {
 		t.Errorf("-o -url -n 5: %q", urls)

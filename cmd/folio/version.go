@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..." (make
+// build stamps git describe); else it comes from the build info: the
+// module version of a `go install …@version`, or the VCS revision.
 var version = "dev"
 
 func init() { commands = append(commands, newVersionCmd) }
@@ -21,14 +23,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Use:   "version",
 		Short: "Print folio's version, Go version, Chromium and data directory",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			if info, ok := debug.ReadBuildInfo(); ok && v == "dev" {
-				for _, s := range info.Settings {
-					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						v = "dev-" + s.Value[:12]
-					}
-				}
-			}
+			v := buildVersion()
 			if short {
 				fmt.Fprintln(e.stdout, v)
 				return nil
@@ -44,6 +39,30 @@ func newVersionCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&short, "short", false, "print only the version")
 	return cmd
+}
+
+// buildVersion is the version folio was built as.
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if version != "dev" || !ok {
+		return version
+	}
+	if m := info.Main.Version; m != "" && m != "(devel)" {
+		return m
+	}
+	v, dirty := "dev", false
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			v = "dev-" + s.Value[:12]
+		case s.Key == "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && v != "dev" {
+		v += "-dirty"
+	}
+	return v
 }
 
 // findChromium looks for the browser folio captures with.
