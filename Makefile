@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/folio
 DEMO_DIR ?= $(CURDIR)/bin/demo
 
-.PHONY: build demo test deps vet bench fuzz clean
+.PHONY: build demo test deps vet bench fuzz man clean
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
@@ -38,6 +38,10 @@ bench: build
 	@command -v hugo >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y hugo >/dev/null 2>&1 || true
 	@command -v single-file >/dev/null 2>&1 || npm install -g single-file-cli >/dev/null 2>&1 || true
 	$(GO) run ./cmd/folio-bench -n $(N)
+
+# man writes a man page per command (cobra's generator, the --help text).
+man: build
+	$(BIN) gen man man
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseIndex -fuzztime 30s ./archive

@@ -161,6 +161,24 @@ func TestVersionCommand(t *testing.T) {
 	}
 }
 
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := runFolio(t, "gen", "man", dir)
+	if code != 0 {
+		t.Fatalf("gen man: exit %d: %s", code, errOut)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "folio-verify.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `folio verify [PATTERN...] [flags]`) || !strings.Contains(string(page), `\fB--write-hashes\fP`) {
+		t.Errorf("folio-verify.1:\n%s", page)
+	}
+	if out, _, _ := runFolio(t, "--help"); strings.Contains(out, "gen ") {
+		t.Errorf("folio --help lists the hidden gen command:\n%s", out)
+	}
+}
+
 func TestCompletion(t *testing.T) {
 	out, _, code := runFolio(t, "completion", "bash")
 	if code != 0 || !strings.Contains(out, "__start_folio") {
