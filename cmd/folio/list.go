@@ -114,6 +114,12 @@ func parseWhen(flag, s string) (t time.Time, err error) {
 // holds snapshot folders, it first runs an incremental reindex under the
 // collection lock and says so on stderr.
 func openFilled(cmd *cobra.Command, e *env, coll *archive.Collection) (*catalog.Catalog, error) {
+	return fillCatalog(cmd, e, coll, true)
+}
+
+// fillCatalog is openFilled; a caller that holds the collection lock
+// already passes lock false.
+func fillCatalog(cmd *cobra.Command, e *env, coll *archive.Collection, lock bool) (*catalog.Catalog, error) {
 	ctx := cmd.Context()
 	cat, err := catalog.Open(ctx, coll)
 	if err != nil {
@@ -131,11 +137,13 @@ func openFilled(cmd *cobra.Command, e *env, coll *archive.Collection) (*catalog.
 	p := e.printer()
 	defer p.done()
 	p.Infof("the catalog is empty but the tree holds %d snapshot folders; running 'folio reindex' first", d.Scanned)
-	lock, err := coll.Lock(cmd.Name())
-	if err != nil {
-		return nil, err
+	if lock {
+		l, err := coll.Lock(cmd.Name())
+		if err != nil {
+			return nil, err
+		}
+		defer l.Unlock()
 	}
-	defer lock.Unlock()
 	st, err := reindex(cmd, coll, catalog.ReindexOptions{Printer: p})
 	if err != nil {
 		return nil, err
