@@ -33,13 +33,17 @@ func (c *Collection) HiddenDirs() (map[string]bool, error) {
 	if err != nil || len(lines) == 0 {
 		return nil, err
 	}
+	return hiddenSet(lines), nil
+}
+
+func hiddenSet(lines [][]byte) map[string]bool {
 	dirs := make(map[string]bool, len(lines))
 	for _, l := range lines {
 		if h, ok := parseHidden(l); ok {
 			dirs[h.Dir] = true
 		}
 	}
-	return dirs, nil
+	return dirs
 }
 
 // Hide adds entries to HiddenFile, rewriting it atomically; a folder
@@ -50,12 +54,7 @@ func (c *Collection) Hide(entries []Hidden) error {
 	if err != nil {
 		return err
 	}
-	listed := map[string]bool{}
-	for _, l := range lines {
-		if h, ok := parseHidden(l); ok {
-			listed[h.Dir] = true
-		}
-	}
+	listed := hiddenSet(lines)
 	for _, h := range entries {
 		if listed[h.Dir] {
 			continue
