@@ -43,7 +43,11 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 		return d, err
 	}
 	// Drift only reads: it trusts the catalog's listings, keeps no new one.
-	w := &walker{root: c.coll.Dir, workers: workers, known: knownRows, listings: listings}
+	hidden, err := c.coll.HiddenDirs()
+	if err != nil {
+		return d, err
+	}
+	w := &walker{root: c.coll.Dir, workers: workers, known: knownRows, listings: listings, skip: hidden}
 	folders := make(chan folder, 512)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

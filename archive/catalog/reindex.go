@@ -95,6 +95,9 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	if opts.Scope != nil {
 		w.scope = cleanScope(opts.Scope)
 	}
+	if w.skip, err = c.coll.HiddenDirs(); err != nil {
+		return stats, err
+	}
 	scoped := w.scope != nil
 	if !scoped {
 		if w.listings, err = c.loadListings(ctx); err != nil {

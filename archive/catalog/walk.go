@@ -57,6 +57,9 @@ type walker struct {
 	force   bool     // read every folder, changed or not
 	text    bool     // stat (and read when changed) the text files search indexes
 	scope   []string // with a scoped reindex, the folders to look in (cleanScope)
+	// skip holds the folders 'folio remove' hid (archive.HiddenFile):
+	// they are not reported, so their rows are dropped as gone.
+	skip map[string]bool
 	// known is what the catalog holds; it may be loaded while the tree is
 	// listed, and is read only once ready is closed (nil: known is set).
 	known map[string]*known
@@ -133,6 +136,9 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(w.workers)
 	emit := func(f folder) error {
+		if w.skip[f.dir] {
+			return nil
+		}
 		w.scanned.Add(1)
 		stampText := func() {
 			f.textStamp, f.textFile = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)

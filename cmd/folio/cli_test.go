@@ -65,7 +65,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("folio --help exited %d", code)
 	}
-	for _, name := range []string{"init", "reindex", "list", "status", "update", "export", "serve", "watch", "search", "verify", "demo", "version", "completion"} {
+	for _, name := range []string{"init", "reindex", "list", "status", "update", "export", "serve", "watch", "search", "verify", "remove", "demo", "version", "completion"} {
 		if !strings.Contains(out, "\n  "+name+" ") {
 			t.Errorf("folio --help does not list %s", name)
 		}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"folio/archive"
+	"folio/archive/catalog"
+)
+
+func init() { commands = append(commands, newRemoveCmd) }
+
+// removeFlags are the choices of one 'folio remove'.
+type removeFlags struct {
+	all, del, yes, dryRun, jsonl, purge, unhide bool
+}
+
+func newRemoveCmd(e *env) *cobra.Command {
+	var (
+		q   catalog.Query
+		sel *selection
+		f   removeFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "remove PATTERN...",
+		Short: "Take snapshots out of the catalog (and with --delete, move their folders to the trash)",
+		Long: `Take snapshots out of the catalog. PATTERNs and the filter flags select
+snapshots as in 'folio list'; --all selects every snapshot. remove prints what
+it will remove, one line per snapshot (timestamp, URL, folder), and a count,
+then removes them: the next 'folio list', 'folio search' and 'folio export'
+leave them out.
+
+Without --delete the folders stay where they are, untouched, and are listed in
+.folio/hidden.jsonl (one JSON line per folder: its path, id, URL and when it
+was hidden), which every reindex, full or not, and 'folio watch' honour, so a
+removed snapshot does not come back. To bring one back, run
+  folio remove --unhide FOLDER...
+with the folder paths remove printed (or delete their lines from
+.folio/hidden.jsonl and run 'folio reindex').
+
+With --delete the folders are moved, by rename, to
+.folio/trash/<YYYYMMDD-HHMMSS>/<folder path>; nothing is copied or deleted.
+Folders left empty above them are removed. A folder on another filesystem than
+.folio/trash is left where it is, still in the catalog, and remove exits 3. To
+bring a deleted snapshot back, move its folder from the trash to its path and
+run 'folio reindex'. --delete asks before it moves anything; --yes answers for
+you, and without a terminal to ask on, --yes is needed.
+
+--purge-trash deletes everything in .folio/trash for good, after saying how
+many folders and bytes it frees (and asking, as --delete does).
+
+--dry-run prints the plan and changes nothing. --jsonl prints one JSON record
+per removed snapshot on stdout (the plan then goes to stderr).`,
+		Example: `  folio remove -f domain ads.example.com
+  folio remove --tag junk --delete --yes
+  folio remove --dry-run --before 2015-01-01
+  folio remove --unhide archive/users/system/snapshots/20240720/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d0001
+  folio remove --purge-trash`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sel.resolve(args); err != nil {
+				return err
+			}
+			if err := f.check(e, sel); err != nil {
+				return err
+			}
+			var (
+				coll   *archive.Collection
+				unlock func() error
+				err    error
+			)
+			if f.dryRun {
+				coll, unlock, err = e.openReadOnly("remove")
+			} else {
+				coll, unlock, err = e.openLocked("remove")
+			}
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			switch {
+			case f.purge:
+				return purgeTrash(e, coll, f)
+			case f.unhide:
+				return unhide(cmd, e, coll, args)
+			}
+			return remove(cmd, e, coll, q, f)
+		},
+	}
+	fl := cmd.Flags()
+	sel = addSelectionFlags(fl, &q)
+	fl.BoolVar(&f.all, "all", false, "select every snapshot")
+	fl.BoolVar(&f.del, "delete", false, "also move the snapshot folders to .folio/trash/<YYYYMMDD-HHMMSS>/")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before moving folders to the trash or purging it")
+	fl.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan and change nothing")
+	fl.BoolVar(&f.jsonl, "jsonl", false, "print one JSON record per removed snapshot on stdout")
+	fl.BoolVar(&f.purge, "purge-trash", false, "delete everything in .folio/trash for good")
+	fl.BoolVar(&f.unhide, "unhide", false, "bring back the snapshots of these folders (paths as remove printed them) from .folio/hidden.jsonl")
+	return cmd
+}
+
+// check refuses flags that do not go together, before anything is opened.
+func (f removeFlags) check(e *env, sel *selection) error {
+	switch {
+	case f.purge && (f.unhide || f.del || f.all || sel.narrowed()):
+		return usagef("--purge-trash empties the trash: it takes no patterns, filters, --all, --delete or --unhide")
+	case f.unhide && (f.del || f.all || f.dryRun || len(sel.q.Patterns) == 0 || len(sel.q.Tags) > 0 || sel.q.Status != "" || sel.before != "" || sel.after != ""):
+		return usagef("--unhide takes the folder paths to bring back, and no filters, --all, --delete or --dry-run")
+	case f.unhide:
+	case f.all && sel.narrowed():
+		return usagef("--all selects every snapshot: leave out the patterns and filters, or --all")
+	case !f.purge && !f.all && !sel.narrowed():
+		return usagef("no snapshots chosen: give a PATTERN, a filter (--tag, --status, --after, --before) or --all")
+	}
+	if (f.del || f.purge) && !f.yes && !f.dryRun && !isTerminal(e.stdin) {
+		return usagef("stdin is not a terminal to ask on: pass --yes to confirm (nothing was changed)")
+	}
+	return nil
+}
+
+func isTerminal(r io.Reader) bool {
+	file, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// confirm asks question on stderr and reads the answer from stdin.
+func confirm(e *env, question string) error {
+	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return fmt.Errorf("not confirmed: nothing was changed")
+}
+
+// removal is one snapshot of the plan.
+type removal struct {
+	Dir       string `json:"dir"`
+	ID        string `json:"id"`
+	URL       string `json:"url"`
+	Timestamp string `json:"timestamp"`
+	Trash     string `json:"trash,omitempty"` // where --delete moved the folder
+}
+
+func remove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Query, f removeFlags) error {
+	ctx := cmd.Context()
+	cat, err := fillCatalog(cmd, e, coll, true) // the lock is held
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	var plan []removal
+	err = cat.Each(ctx, q, func(en catalog.Entry) error {
+		s := en.Snapshot
+		plan = append(plan, removal{Dir: en.Dir, ID: s.ID, URL: s.URL, Timestamp: s.Timestamp})
+		return nil
+	})
+	if err != nil {
+		return queryUsage(err)
+	}
+	p := e.printer()
+	defer p.done()
+	if len(plan) == 0 {
+		p.Warnf("the selection matches no snapshot in the catalog: nothing removed")
+		return nil
+	}
+	out := e.stdout
+	if f.jsonl {
+		out = e.stderr
+	}
+	for _, r := range plan {
+		fmt.Fprintf(out, "%s\t%s\t%s\n", r.Timestamp, r.URL, r.Dir)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	stamp := now.Format("20060102-150405")
+	switch {
+	case f.dryRun:
+		fmt.Fprintf(out, "%s would be removed (dry run: nothing changed)\n", plural(len(plan), "snapshot"))
+		return nil
+	case f.del:
+		fmt.Fprintf(out, "%s to remove, the folders to move to %s/%s/\n", plural(len(plan), "snapshot"), archive.TrashDir, stamp)
+		if !f.yes {
+			if err := confirm(e, fmt.Sprintf("remove %s and move their folders to %s/%s/?", plural(len(plan), "snapshot"), archive.TrashDir, stamp)); err != nil {
+				return err
+			}
+		}
+	default:
+		fmt.Fprintf(out, "%s to remove\n", plural(len(plan), "snapshot"))
+	}
+
+	done := plan[:0:0]
+	if f.del {
+		for i := range plan {
+			if ctx.Err() != nil {
+				break
+			}
+			if plan[i].Trash, err = coll.Trash(stamp, plan[i].Dir); err != nil {
+				p.Warnf("%v; the folder is kept, still in the catalog", err)
+				continue
+			}
+			done = append(done, plan[i])
+		}
+	} else {
+		hide := make([]archive.Hidden, len(plan))
+		for i, r := range plan {
+			hide[i] = archive.Hidden{Dir: r.Dir, ID: r.ID, URL: r.URL, Time: now}
+		}
+		if err := coll.Hide(hide); err != nil {
+			return err
+		}
+		done = plan
+	}
+	dirs := make([]string, len(done))
+	for i, r := range done {
+		dirs[i] = r.Dir
+	}
+	// The catalog is written whatever happened above, so that it agrees
+	// with the folders moved before a failure or Ctrl-C.
+	if _, err := cat.Drop(context.WithoutCancel(ctx), dirs); err != nil {
+		return err
+	}
+	if f.jsonl {
+		enc := json.NewEncoder(e.stdout)
+		for _, r := range done {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+	}
+	if f.del {
+		p.Infof("removed %s from the catalog; the folders are in %s/%s/", plural(len(done), "snapshot"), archive.TrashDir, stamp)
+	} else {
+		p.Infof("removed %s from the catalog; the folders are kept and listed in %s", plural(len(done), "snapshot"), archive.HiddenFile)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if failed := len(plan) - len(done); failed > 0 {
+		return fmt.Errorf("%d of %s could not be moved to the trash: %w", failed, plural(len(plan), "folder"), archive.ErrPartial)
+	}
+	return nil
+}
+
+// unhide takes folders out of the hidden list and reindexes them.
+func unhide(cmd *cobra.Command, e *env, coll *archive.Collection, dirs []string) error {
+	found, err := coll.Unhide(dirs)
+	if err != nil {
+		return err
+	}
+	p := e.printer()
+	defer p.done()
+	if len(found) < len(dirs) {
+		p.Warnf("%d of %s are not listed in %s", len(dirs)-len(found), plural(len(dirs), "folder"), archive.HiddenFile)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	st, err := reindex(cmd, coll, catalog.ReindexOptions{Scope: found, Printer: p})
+	if err != nil {
+		return err
+	}
+	p.Infof("brought back %s", plural(st.Added, "snapshot"))
+	return nil
+}
+
+// purgeTrash deletes what .folio/trash holds.
+func purgeTrash(e *env, coll *archive.Collection, f removeFlags) error {
+	u, err := coll.Trashed()
+	if err != nil {
+		return err
+	}
+	p := e.printer()
+	defer p.done()
+	if u.Files == 0 && u.Folders == 0 {
+		p.Infof("%s is empty", archive.TrashDir)
+		return nil
+	}
+	what := fmt.Sprintf("%s, %s (%s, %d bytes)", plural(u.Folders, "snapshot folder"), plural(u.Files, "file"), archive.HumanBytes(u.Bytes), u.Bytes)
+	if f.dryRun {
+		fmt.Fprintf(e.stdout, "purging %s would free %s (dry run: nothing changed)\n", archive.TrashDir, what)
+		return nil
+	}
+	if !f.yes {
+		if err := confirm(e, fmt.Sprintf("delete %s from %s for good?", what, archive.TrashDir)); err != nil {
+			return err
+		}
+	}
+	if err := coll.PurgeTrash(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "freed %s\n", what)
+	return nil
+}
