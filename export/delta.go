@@ -60,7 +60,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		return false, nil
 	}
 	for n := 1; n <= pages; n++ {
-		if !exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n))) {
+		if !s.pageWritten(n) {
 			return false, nil
 		}
 	}

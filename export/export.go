@@ -129,6 +129,20 @@ func pageDir(n int) string {
 
 func shardPath(n int) string { return SiteDir + "/search/" + strconv.Itoa(n) + ".js" }
 
+// textShardPath holds the captured text of root page n's snapshots, which
+// the filter box loads only when asked to search it.
+func textShardPath(n int) string { return SiteDir + "/text/" + strconv.Itoa(n) + ".js" }
+
+// maxShardText is how much of a snapshot's captured text the export's
+// text search holds: the start of the page, enough for what it is about,
+// small enough that a page of 250 snapshots loads in a moment.
+const maxShardText = 4 << 10
+
+// pageWritten reports whether root page n and its shards are on disk.
+func (s *site) pageWritten(n int) bool {
+	return exists(s.abs(pagePath(n))) && exists(s.abs(shardPath(n))) && exists(s.abs(textShardPath(n)))
+}
+
 // Run exports the collection. It takes the collection's writer lock,
 // brings the catalog up to date with the tree (unless SkipReindex), and
 // streams the selected snapshots from it.
@@ -329,6 +343,7 @@ type item struct {
 	Snapshot    archive.Snapshot
 	IndexSize   int64
 	IndexMTime  time.Time
+	TextStamp   string
 	NumOutputs  int
 	NumFailures int
 	own, fp     uint64 // ownFP and fingerprint
@@ -340,7 +355,7 @@ type item struct {
 
 func itemOf(e catalog.Entry) item {
 	return item{Dir: e.Dir, IndexFile: e.IndexFile, Snapshot: e.Snapshot, IndexSize: e.IndexSize,
-		IndexMTime: e.IndexMTime, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, sort: catalog.SortTime(e.Snapshot)}
+		IndexMTime: e.IndexMTime, TextStamp: e.TextStamp, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, sort: catalog.SortTime(e.Snapshot)}
 }
 
 // memberSig is what a capture shows on the pages of the other captures
@@ -357,7 +372,7 @@ func (s *site) snapStateOf(it *item) snapState {
 func (s *site) run(ctx context.Context) (Stats, error) {
 	st := Stats{Dir: s.dst, URL: fileURL(filepath.Join(s.dst, RootPage))}
 	q := s.query()
-	for _, d := range []string{s.dst, filepath.Join(s.dst, SiteDir, "search")} {
+	for _, d := range []string{s.dst, filepath.Join(s.dst, SiteDir, "search"), filepath.Join(s.dst, SiteDir, "text")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return st, fmt.Errorf("export: %w", err)
 		}
@@ -440,9 +455,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 }
 
 // ownFP is what a snapshot's own row and manifest record depend on: its
-// index file.
+// index file, and its captured text for the page's text shard.
 func ownFP(it *item) uint64 {
-	return newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano())).sum()
+	return newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano())).str(it.TextStamp).sum()
 }
 
 // fingerprint is what a snapshot page depends on: the snapshot's index
@@ -481,7 +496,7 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 	}
 	s.next.Pages[n-1] = pfp
 	pageDirty := s.prev == nil || n > len(s.prev.Pages) || s.prev.Pages[n-1] != pfp ||
-		!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
+		!s.pageWritten(n)
 
 	rows := make([]rowView, len(items))
 	shard := make([]shardRow, len(items))
@@ -503,6 +518,9 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 			return err
 		}
 		if err := s.writeShard(n, shard); err != nil {
+			return err
+		}
+		if err := s.writeTextShard(ctx, n, items); err != nil {
 			return err
 		}
 		s.rootWritten.Add(1)
@@ -1012,6 +1030,43 @@ func (s *site) writeShard(n int, rows []shardRow) error {
 	return s.writeGenerated(shardPath(n), b.Bytes())
 }
 
+// writeTextShard writes the captured text of page n's snapshots, as the
+// catalog's search index holds it, in the order of the page's rows:
+// folioText.add(n, ["text", …]), lower-cased with runs of white space made
+// one space, the first maxShardText bytes of each.
+func (s *site) writeTextShard(ctx context.Context, n int, items []item) error {
+	dirs := make([]string, len(items))
+	for i := range items {
+		dirs[i] = items[i].Dir
+	}
+	texts, err := s.cat.Texts(ctx, dirs, 2*maxShardText)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString("folioText.add(")
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(", [")
+	for i, d := range dirs {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		t := strings.ToLower(strings.Join(strings.Fields(texts[d]), " "))
+		if len(t) > maxShardText {
+			t = strings.ToValidUTF8(t[:maxShardText], "")
+		}
+		appendJSString(&b, t)
+	}
+	b.WriteString("]);\n")
+	// A page whose rows changed mostly keeps its texts: leave the file
+	// alone then, so that a sync of the site copies only what changed.
+	p := s.abs(textShardPath(n))
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, b.Bytes()) && exists(p+".gz") == s.opts.Gzip {
+		return nil
+	}
+	return s.writeGenerated(textShardPath(n), b.Bytes())
+}
+
 // appendJSString writes s as a JavaScript string literal that is also
 // valid JSON, with <, >, & and the line separators escaped.
 func appendJSString(b *bytes.Buffer, s string) {
@@ -1080,7 +1135,7 @@ func (s *site) removeGzip(p string) error {
 // removeStalePages deletes root pages and shards past the last page.
 func (s *site) removeStalePages() error {
 	for _, d := range []struct{ dir, prefix, suffix string }{
-		{SiteDir, "page-", ".html"}, {SiteDir + "/search", "", ".js"},
+		{SiteDir, "page-", ".html"}, {SiteDir + "/search", "", ".js"}, {SiteDir + "/text", "", ".js"},
 	} {
 		entries, err := os.ReadDir(s.abs(d.dir))
 		if err != nil {

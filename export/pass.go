@@ -105,7 +105,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			n := len(plan) + 1
 			pp := plannedPage{n: n, pfp: pageFP(n, specPages, specTotal, batch)}
 			dirty := n > len(s.prev.Pages) || s.prev.Pages[n-1] != pp.pfp ||
-				!exists(s.abs(pagePath(n))) || !exists(s.abs(shardPath(n)))
+				!s.pageWritten(n)
 			// The state is written only after the pages it claims are
 			// durable, so a snapshot page is not looked for on disk here
 			// (100k lookups); one deleted by hand comes back with --full

@@ -322,7 +322,7 @@ func renderRoot(b *bytes.Buffer, v *rootView) {
 	escText(b, v.Title)
 	b.WriteString("</a>\n  <span class=\"meta\">Portable static archive · ")
 	writeInt(b, v.Total)
-	b.WriteString(" snapshots</span>\n</header>\n<main>\n<div class=\"toolbar\">\n  <input id=\"static-search\" type=\"search\" placeholder=\"Filter title, URL, tag, or status…\" autocomplete=\"off\" aria-label=\"Filter snapshots\">\n  <span class=\"count\"><span id=\"visible-count\">")
+	b.WriteString(" snapshots</span>\n</header>\n<main>\n<div class=\"toolbar\">\n  <input id=\"static-search\" type=\"search\" placeholder=\"Filter title, URL, tag, or status…\" autocomplete=\"off\" aria-label=\"Filter snapshots\">\n  <label class=\"search-text\" title=\"Also look in the start of the text captured from each page (loaded when ticked)\"><input id=\"static-search-text\" type=\"checkbox\"> captured text</label>\n  <span class=\"count\"><span id=\"visible-count\">")
 	writeInt(b, len(v.Rows))
 	b.WriteString("</span> of ")
 	writeInt(b, v.Total)

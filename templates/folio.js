@@ -1,7 +1,9 @@
 // folio static export: image fallbacks, preview state and the filter box
 // that searches every snapshot across all pages. Search data lives in
 // site/search/<page>.js shards loaded with <script src>, so the filter
-// works from file:// as well as from any static host. No external code.
+// works from file:// as well as from any static host; the captured text
+// of each page's snapshots is in site/text/<page>.js, loaded only when the
+// "captured text" box is ticked. No external code.
 (function () {
   "use strict";
 
@@ -27,50 +29,52 @@
     if (el && el.id === "preview-frame") { el.setAttribute("data-loaded", "1"); }
   }, true);
 
-  var search = {
-    shards: {},     // page number -> rows
-    loaded: 0,
-    pages: 0,
-    loading: false,
-    waiting: [],
-  };
+  // A store holds one kind of shard, page number -> rows, loaded once.
+  function store(dir) {
+    return { dir: dir, shards: {}, loaded: 0, loading: false, waiting: [] };
+  }
+  var search = store("search/"); // rows: [href, title, url, tags, status, date, size]
+  var text = store("text/");     // rows: the captured text, lower case, in the same order
+  var pages = 0;
 
-  // Shards call folioSearch.add(page, rows); each row is
-  // [href, title, url, tags, status, date, size].
-  window.folioSearch = {
-    add: function (page, rows) {
-      if (!search.shards[page]) { search.loaded++; }
-      search.shards[page] = rows;
-    },
-  };
+  // Shards call folioSearch.add(page, rows) and folioText.add(page, rows).
+  function adder(st) {
+    return {
+      add: function (page, rows) {
+        if (!st.shards[page]) { st.loaded++; }
+        st.shards[page] = rows;
+      },
+    };
+  }
+  window.folioSearch = adder(search);
+  window.folioText = adder(text);
 
-  function loadAll(done) {
-    if (search.loaded >= search.pages) { done(); return; }
-    search.waiting.push(done);
-    if (search.loading) { return; }
-    search.loading = true;
-    var body = document.body;
-    var site = body.getAttribute("data-site");
+  function loadAll(st, done) {
+    if (st.loaded >= pages) { done(); return; }
+    st.waiting.push(done);
+    if (st.loading) { return; }
+    st.loading = true;
+    var site = document.body.getAttribute("data-site");
     var pending = 0;
     function finished() {
       pending--;
       if (pending === 0) {
-        search.loading = false;
-        var w = search.waiting;
-        search.waiting = [];
+        st.loading = false;
+        var w = st.waiting;
+        st.waiting = [];
         w.forEach(function (f) { f(); });
       }
     }
-    for (var p = 1; p <= search.pages; p++) {
-      if (search.shards[p]) { continue; }
+    for (var p = 1; p <= pages; p++) {
+      if (st.shards[p]) { continue; }
       pending++;
       var s = document.createElement("script");
-      s.src = site + "search/" + p + ".js";
+      s.src = site + st.dir + p + ".js";
       s.onload = finished;
       s.onerror = finished;
       document.head.appendChild(s);
     }
-    if (pending === 0) { search.loading = false; done(); }
+    if (pending === 0) { st.loading = false; done(); }
   }
 
   function cell(tr, cls) {
@@ -82,17 +86,24 @@
 
   var maxShown = 1000;
 
-  function render(q, pageRows, searchRows, count, state) {
+  function render(q, withText, pageRows, searchRows, count, state) {
     var root = document.body.getAttribute("data-root");
     var needle = q.toLowerCase();
+    var words = needle.split(/\s+/).filter(Boolean);
     var matches = [];
     var total = 0;
-    for (var p = 1; p <= search.pages; p++) {
+    for (var p = 1; p <= pages; p++) {
       var rows = search.shards[p] || [];
+      var texts = withText ? text.shards[p] || [] : [];
       for (var i = 0; i < rows.length; i++) {
         var r = rows[i];
         var hay = (r[1] + "\n" + r[2] + "\n" + r[3] + "\n" + r[4]).toLowerCase();
-        if (hay.indexOf(needle) >= 0) {
+        var hit = hay.indexOf(needle) >= 0;
+        if (!hit && texts[i]) {
+          // Every word somewhere in the text, as 'folio search' finds them.
+          hit = words.every(function (w) { return texts[i].indexOf(w) >= 0; });
+        }
+        if (hit) {
           total++;
           if (matches.length < maxShown) { matches.push(r); }
         }
@@ -137,13 +148,15 @@
     pageRows.hidden = true;
     searchRows.hidden = false;
     count.textContent = String(total);
-    state.textContent = total > maxShown ? "showing the first " + maxShown + " matches from all pages" : "matches from all pages";
+    var where = withText ? "matches from all pages, captured text included" : "matches from all pages";
+    state.textContent = total > maxShown ? "showing the first " + maxShown + " " + where : where;
   }
 
   document.addEventListener("DOMContentLoaded", function () {
     var box = document.getElementById("static-search");
     if (!box) { return; }
-    search.pages = parseInt(document.body.getAttribute("data-pages"), 10) || 0;
+    pages = parseInt(document.body.getAttribute("data-pages"), 10) || 0;
+    var inText = document.getElementById("static-search-text");
     var pageRows = document.getElementById("page-rows");
     var searchRows = document.getElementById("search-rows");
     var count = document.getElementById("visible-count");
@@ -159,11 +172,16 @@
         state.textContent = "";
         return;
       }
-      state.textContent = "searching…";
-      loadAll(function () {
-        if (box.value.trim() === q) { render(q, pageRows, searchRows, count, state); }
+      var withText = !!(inText && inText.checked);
+      state.textContent = withText ? "searching, captured text included…" : "searching…";
+      loadAll(search, function () {
+        var show = function () {
+          if (box.value.trim() === q) { render(q, withText, pageRows, searchRows, count, state); }
+        };
+        if (withText) { loadAll(text, show); } else { show(); }
       });
     }
+    if (inText) { inText.addEventListener("change", update); }
     box.addEventListener("input", function () {
       clearTimeout(timer);
       timer = setTimeout(update, 120);

@@ -45,6 +45,11 @@ type Entry struct {
 	// better).
 	Snippet string
 	Rank    float64
+
+	// TextStamp identifies the captured text the search index holds for
+	// the snapshot ("" when it holds none), as Texts returns it: it
+	// changes when the text does.
+	TextStamp string
 }
 
 // Filter types of Query.FilterType, as ArchiveBox's list --filter-type.
@@ -307,7 +312,7 @@ func (c *compiled) match(url string) bool {
 const entryColumns = `s.dir, s.layout, s.user, s.index_file, s.index_size, s.index_mtime, s.id,
 	s.crawl_id, s.url, s.title, s.tags, s.timestamp, s.bookmarked_at, s.created_at, s.depth,
 	s.status, s.fs_version, s.archive_size, s.notes, s.schema_version, s.num_outputs,
-	s.num_failures, s.record`
+	s.num_failures, s.record, s.text_stamp`
 
 const recordColumns = `s.dir, s.layout, s.user, s.index_file, s.url, s.num_outputs, s.num_failures, s.record`
 
@@ -435,7 +440,7 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		dest := []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &e.IndexSize, &mtime, &s.ID,
 			&s.CrawlID, &s.URL, &s.Title, &tags, &s.Timestamp, &bookmarked, &created, &s.Depth,
 			&s.Status, &s.FSVersion, &s.ArchiveSize, &s.Notes, &s.SchemaVersion, &e.NumOutputs,
-			&e.NumFailures, &e.Record}
+			&e.NumFailures, &e.Record, &e.TextStamp}
 		if q.RecordOnly {
 			dest = []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &s.URL, &e.NumOutputs, &e.NumFailures, &e.Record}
 		}

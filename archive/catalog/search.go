@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -95,4 +97,38 @@ func searchError(expr string, err error) error {
 		msg = msg[:i]
 	}
 	return &SearchError{Expr: expr, Reason: strings.TrimPrefix(msg, "fts5: ")}
+}
+
+// Texts returns the start of the captured text the search index holds
+// for each of the snapshot folders dirs, at most max bytes of it (cut at
+// a character), keyed by folder; folders without text are left out. The
+// static export's text search ships these.
+func (c *Catalog) Texts(ctx context.Context, dirs []string, max int) (map[string]string, error) {
+	out := map[string]string{}
+	if len(dirs) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(dirs)
+	if err != nil {
+		return nil, err
+	}
+	// substr counts characters; a byte cap is applied after.
+	rows, err := c.db.QueryContext(ctx, `SELECT s.dir, substr(t.body, 1, ?2) FROM snapshots s
+		JOIN search t ON t.rowid = s.rowid
+		WHERE s.dir IN (SELECT value FROM json_each(?1)) AND t.body != ''`, string(list), max)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var dir, text string
+		if err := rows.Scan(&dir, &text); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		}
+		if len(text) > max {
+			text = strings.ToValidUTF8(text[:max], "") // drops a character cut in two
+		}
+		out[dir] = text
+	}
+	return out, rows.Err()
 }

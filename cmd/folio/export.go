@@ -23,9 +23,10 @@ func newExportCmd(e *env) *cobra.Command {
 		Long: `Write the collection as a static site that opens from disk or any static host.
 
 In place (the default) it writes index.html and further pages (site/page-N.html)
-listing the snapshots newest first, a filter box that searches all of them, a
-detail page index.html in every snapshot folder, and the root manifest
-index.jsonl. With --out DIR it writes a publishable copy holding only the
+listing the snapshots newest first, a filter box that searches all of them (and,
+when its "captured text" box is ticked, the first 4 KiB of each snapshot's
+captured text as 'folio search' indexes it, from site/text/N.js), a detail page
+index.html in every snapshot folder, and the root manifest index.jsonl. With --out DIR it writes a publishable copy holding only the
 selected snapshots: their files hard-linked where possible (copied otherwise),
 fresh pages, a _headers file, and never the catalog, databases, config, sources
 or logs.

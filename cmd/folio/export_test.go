@@ -319,3 +319,58 @@ func TestExportRefusesToEmptyASite(t *testing.T) {
 		t.Error("--allow-shrink changed nothing")
 	}
 }
+
+// TestExportSearchesCapturedTextFromFile: words only present in a
+// snapshot's captured text are not found by the filter box until its
+// "captured text" box is ticked; then the snapshot, on another page, is.
+func TestExportSearchesCapturedTextFromFile(t *testing.T) {
+	ctx := exportBrowser(t)
+	needle := "Harbour notes"
+	dir, e := exportCollection(t, 45, needle)
+	p := filepath.Join(dir, filepath.FromSlash(e.Dir), "readability", "content.txt")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("An article about the Zanzibar  QUOKKAFISH\nand its habits."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--page-size", "10"); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	shards, _ := filepath.Glob(filepath.Join(dir, "site", "text", "*.js"))
+	found := 0
+	for _, s := range shards {
+		if data, _ := os.ReadFile(s); strings.Contains(string(data), `"an article about the zanzibar quokkafish and its habits."`) {
+			found++
+		}
+	}
+	if len(shards) != 5 || found != 1 {
+		t.Fatalf("%d text shards, %d holding the text", len(shards), found)
+	}
+
+	poll := func(what, js string) string {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		got, err := chromedp.Run(c, chromedp.Poll[string](js))
+		if err != nil {
+			state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('search-state').innerText + ' | ' + document.getElementById('search-rows').innerText`))
+			t.Fatalf("%s: %v (state | rows: %s)", what, err, state)
+		}
+		return got
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("file://"+dir+"/index.html")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#static-search")), chromedp.SendKeys(chromedp.CSS("#static-search"), "quokkafish habits")); err != nil {
+		t.Fatal(err)
+	}
+	poll("titles only", `(function(){var s=document.getElementById('search-state').innerText;return s==='matches from all pages'&&document.getElementById('visible-count').innerText==='0'?s:null})()`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#static-search-text"))); err != nil {
+		t.Fatal(err)
+	}
+	poll("captured text", `(function(){var t=document.getElementById('search-rows').innerText;return t.indexOf(`+exportJS(needle)+`)>=0&&document.getElementById('search-state').innerText.indexOf('captured text included')>=0?t:null})()`)
+	if count, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#visible-count"))); count != "1" {
+		t.Errorf("visible count %q after the text search", count)
+	}
+}
