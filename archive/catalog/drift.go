@@ -17,6 +17,7 @@ import (
 // (no index file is read).
 type Drift struct {
 	Scanned    int       // snapshot folders on disk
+	Legacy     int       // of them legacy archive/<timestamp> folders, from one listing of archive/
 	New        int       // folders on disk the catalog does not know
 	Changed    int       // folders whose index file changed since it was cataloged
 	Gone       int       // catalog rows whose folder is gone
@@ -73,6 +74,7 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 		}
 	}
 	d.Scanned = int(w.scanned.Load())
+	d.Legacy = int(w.legacy.Load())
 	d.Unreadable = int(w.unreadable.Load())
 	d.Problems = w.problems
 	return d, nil

@@ -66,6 +66,7 @@ type walker struct {
 	ready chan struct{}
 
 	scanned    atomic.Int64
+	legacy     atomic.Int64 // legacy folders listed in archive/, hidden ones left out
 	unchanged  atomic.Int64
 	unreadable atomic.Int64 // unchanged folders that could not be cataloged before
 
@@ -223,6 +224,9 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 	for _, e := range entries {
 		if _, ok := layout.LegacyTimestamp(e.name); ok && !archive.IsTemp(e.name) && e.isDir(w.abs(archive.ArchiveDir)) {
 			legacy = append(legacy, folder{dir: archive.ArchiveDir + "/" + e.name, layout: LayoutLegacy, name: e.name})
+			if !w.skip[legacy[len(legacy)-1].dir] {
+				w.legacy.Add(1)
+			}
 		}
 	}
 	add(legacy)

@@ -33,6 +33,7 @@ type statusReport struct {
 	CatalogUpdated   *time.Time     `json:"catalog_updated_at"`
 	Stale            bool           `json:"stale"`
 	DiskUse          int64          `json:"disk_use_bytes"`
+	Next             string         `json:"next,omitempty"` // the command that comes next, "" when none
 }
 
 func newStatusCmd(e *env) *cobra.Command {
@@ -41,10 +42,12 @@ func newStatusCmd(e *env) *cobra.Command {
 		Use:   "status",
 		Short: "Count snapshots, legacy folders, orphans and catalog freshness",
 		Long: `Count the snapshots in the catalog by status and by layout, the legacy
-archive/<timestamp> folders still waiting for 'folio update --migrate-only', the
+archive/<timestamp> folders still waiting for 'folio update --migrate-only' (from
+one listing of archive/, so also before the first reindex), the
 folders on disk the catalog does not know and the catalog rows whose folder is
 gone (a stat-only walk: no index file is read), the entries of invalid/, the
-catalog's age, and the disk use recorded in the catalog.`,
+catalog's age, the disk use recorded in the catalog, and the command that comes
+next.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			coll, err := e.open()
@@ -74,7 +77,7 @@ catalog's age, and the disk use recorded in the catalog.`,
 			}
 			r := statusReport{
 				Snapshots: st.Snapshots, ByStatus: st.ByStatus, ByLayout: st.ByLayout,
-				LegacyToMigrate: st.ByLayout[catalog.LayoutLegacy], LegacyNoIndex: st.LegacyNoIndex,
+				LegacyToMigrate: d.Legacy, LegacyNoIndex: st.LegacyNoIndex,
 				Results: st.Results, OnDiskNotIndexed: d.New, ChangedOnDisk: d.Changed,
 				CatalogOrphans: d.Gone, Unreadable: d.Unreadable, Invalid: invalid, Stale: d.Stale(), DiskUse: st.ArchiveSize,
 			}
@@ -84,6 +87,7 @@ catalog's age, and the disk use recorded in the catalog.`,
 			if !st.UpdatedAt.IsZero() {
 				r.CatalogUpdated = &st.UpdatedAt
 			}
+			r.Next = r.next()
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "    ")
@@ -97,11 +101,23 @@ catalog's age, and the disk use recorded in the catalog.`,
 	return cmd
 }
 
+// next says which command comes next: the migration while legacy
+// folders wait, else a reindex while the catalog lags behind the tree.
+func (r statusReport) next() string {
+	switch {
+	case r.LegacyToMigrate > 0:
+		return "folio update --migrate-only (add --dry-run to see the plan first)"
+	case r.Stale:
+		return "folio reindex"
+	}
+	return ""
+}
+
 func (r statusReport) print(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "snapshots          %d (current layout %d, legacy %d)\n", r.Snapshots, r.ByLayout[catalog.LayoutCurrent], r.ByLayout[catalog.LayoutLegacy])
 	fmt.Fprintf(w, "by status          %s\n", counts(r.ByStatus))
 	fmt.Fprintf(w, "results            %d\n", r.Results)
-	fmt.Fprintf(w, "legacy to migrate  %d (%d without an index file)\n", r.LegacyToMigrate, r.LegacyNoIndex)
+	fmt.Fprintf(w, "legacy to migrate  %d archive/<timestamp> folders (%d of those in the catalog without an index file)\n", r.LegacyToMigrate, r.LegacyNoIndex)
 	fmt.Fprintf(w, "not in catalog     %d folders on disk, %d changed since cataloged, %d catalog rows without a folder\n", r.OnDiskNotIndexed, r.ChangedOnDisk, r.CatalogOrphans)
 	fmt.Fprintf(w, "unreadable         %d (folders folio could not read; see the warnings)\n", r.Unreadable)
 	fmt.Fprintf(w, "invalid            %d\n", r.Invalid)
@@ -119,6 +135,9 @@ func (r statusReport) print(w io.Writer, now time.Time) {
 	}
 	fmt.Fprintf(w, "catalog            %s\n", age)
 	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", archive.HumanBytes(r.DiskUse), r.DiskUse)
+	if r.Next != "" {
+		fmt.Fprintf(w, "next               %s\n", r.Next)
+	}
 }
 
 func counts(m map[string]int) string {

@@ -23,6 +23,7 @@ type catStatus struct {
 	CatalogUpdated   *string        `json:"catalog_updated_at"`
 	Stale            bool           `json:"stale"`
 	DiskUse          int64          `json:"disk_use_bytes"`
+	Next             string         `json:"next"`
 }
 
 func catStatusJSON(t *testing.T, dir string) catStatus {
@@ -47,9 +48,22 @@ func TestStatusCommand(t *testing.T) {
 		}
 	}
 
+	// Before any reindex the legacy folders are counted from a listing of
+	// archive/, and status says what comes next.
 	s := catStatusJSON(t, dir)
-	if s.Snapshots != 0 || !s.Stale || s.OnDiskNotIndexed != n+1 || s.CatalogUpdated != nil || s.Invalid != 2 {
+	if s.Snapshots != 0 || !s.Stale || s.OnDiskNotIndexed != n+1 || s.CatalogUpdated != nil || s.Invalid != 2 ||
+		s.LegacyToMigrate != 2 || s.Next != "folio update --migrate-only (add --dry-run to see the plan first)" {
 		t.Errorf("before reindex: %+v", s)
+	}
+	text := catRun(t, dir, "status").want(t, 0).stdout
+	for _, line := range []string{
+		"snapshots          0 (current layout 0, legacy 0)\n",
+		"legacy to migrate  2 archive/<timestamp> folders (0 of those in the catalog without an index file)\n",
+		"next               folio update --migrate-only (add --dry-run to see the plan first)\n",
+	} {
+		if !strings.Contains(text, line) {
+			t.Errorf("status before reindex lacks %q:\n%s", line, text)
+		}
 	}
 	catRun(t, dir, "reindex").want(t, 0)
 	s = catStatusJSON(t, dir)
@@ -79,8 +93,8 @@ func TestStatusCommand(t *testing.T) {
 	if !s.Stale || s.CatalogOrphans != 1 || s.ChangedOnDisk != 1 || s.Snapshots != n+1 {
 		t.Errorf("after hand edits: %+v", s)
 	}
-	text := catRun(t, dir, "status").want(t, 0).stdout
-	for _, want := range []string{"snapshots          ", "legacy to migrate  2 (1 without an index file)", "1 catalog rows without a folder", "invalid            2", "stale", "disk use"} {
+	text = catRun(t, dir, "status").want(t, 0).stdout
+	for _, want := range []string{"snapshots          ", "legacy to migrate  2 archive/<timestamp> folders (1 of those in the catalog without an index file)", "1 catalog rows without a folder", "invalid            2", "stale", "disk use"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status text lacks %q:\n%s", want, text)
 		}
