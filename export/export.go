@@ -600,7 +600,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	}
 	*row = s.row(it, &snap, results, f, outs, from)
 	*sr = shardRow{relHref("", it.Dir+"/"+RootPage)[2:], row.Title, snap.URL, archive.TagString(snap.Tags),
-		row.Status, row.Date + " " + row.Time, row.Size}
+		row.Status, row.Date + " " + row.Time, row.Size, row.StatusLabel}
 	return ss, nil
 }
 
@@ -747,7 +747,8 @@ func pending(status string) bool {
 type iconView struct{ Href, Plugin, Icon string }
 
 type rowView struct {
-	Status, Href, Saved, Date, Time, Epoch string
+	Status, StatusLabel                    string // the record's status, and the words the pages show for it
+	Href, Saved, Date, Time, Epoch         string
 	Pending                                bool
 	Preview, PreviewFallbacks              string
 	Favicon, FaviconFallbacks              string
@@ -760,8 +761,8 @@ type rowView struct {
 }
 
 // shardRow is one snapshot in the search data:
-// [href from the root, title, url, tags, status, saved, size].
-type shardRow [7]string
+// [href from the root, title, url, tags, status, saved, size, status label].
+type shardRow [8]string
 
 func candidates(f *files, from string, rels ...string) (first, rest string) {
 	var hrefs []string
@@ -792,7 +793,7 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 		Pending: pending(snap.Status), Title: truncate(html.UnescapeString(title), 110), URL: snap.URL,
 		Linkable: webURL(snap.URL),
 		Tags:     archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
-		Size: "...", Outputs: it.NumOutputs,
+		Outputs: it.NumOutputs, StatusLabel: statusLabel(snap.Status, len(outs) > 0),
 	}
 	if full := html.UnescapeString(title); full != r.Title {
 		r.FullTitle = full // the tooltip of a shortened title

@@ -102,7 +102,7 @@ func rootViews() []rootView {
 		for k := range 3 {
 			r := rowView{Status: s(12 + k), Href: s(13 + k), Saved: s(14 + k), Date: s(15 + k), Time: s(16 + k), Epoch: s(17 + k),
 				Pending: (i+k)%3 == 0, Preview: s(18 + k), PreviewFallbacks: s(19 + k), Favicon: s(20 + k), FaviconFallbacks: s(21 + k),
-				Title: s(22 + k), FullTitle: s(32 + k), URL: s(23 + k), Linkable: (i+k)%2 == 1, SizeHref: s(24 + k), Size: s(25 + k), Outputs: (i + k) % 3}
+				Title: s(22 + k), FullTitle: s(32 + k), URL: s(23 + k), Linkable: (i+k)%2 == 1, SizeHref: s(24 + k), Size: s(25 + k), Outputs: (i + k) % 3, StatusLabel: s(33 + k)}
 			if (i+k)%2 == 0 {
 				r.Tags = []string{s(26 + k), s(27 + k)}
 				r.Icons = []iconView{{Href: s(28 + k), Plugin: s(29 + k), Icon: s(30 + k)}, {Href: s(31), Plugin: "wget", Icon: "globe"}}

@@ -33,7 +33,7 @@
   function store(dir) {
     return { dir: dir, shards: {}, loaded: 0, loading: false, waiting: [] };
   }
-  var search = store("search/"); // rows: [href, title, url, tags, status, date, size]
+  var search = store("search/"); // rows: [href, title, url, tags, status, date, size, status label]
   var text = store("text/");     // rows: the captured text, lower case, in the same order
   var pages = 0;
 
@@ -97,7 +97,7 @@
       var texts = withText ? text.shards[p] || [] : [];
       for (var i = 0; i < rows.length; i++) {
         var r = rows[i];
-        var hay = (r[1] + "\n" + r[2] + "\n" + r[3] + "\n" + r[4]).toLowerCase();
+        var hay = (r[1] + "\n" + r[2] + "\n" + r[3] + "\n" + r[4] + "\n" + r[7]).toLowerCase();
         var hit = hay.indexOf(needle) >= 0;
         if (!hit && texts[i]) {
           // Every word somewhere in the text, as 'folio search' finds them.
@@ -139,7 +139,7 @@
       });
       var st = document.createElement("span");
       st.className = "status-pill status-" + r[4];
-      st.textContent = r[4];
+      st.textContent = r[7] || r[4];
       cell(tr, "snapshot-status").appendChild(st);
       cell(tr, "snapshot-files-cell");
       cell(tr, "snapshot-size-cell").textContent = r[6];

@@ -374,3 +374,40 @@ func TestExportSearchesCapturedTextFromFile(t *testing.T) {
 		t.Errorf("visible count %q after the text search", count)
 	}
 }
+
+// TestExportPagesSpeakOneVocabulary: the root page names statuses as the
+// detail pages do, a queued snapshot shows a still label, no value shows
+// as "...", and an empty collection's page says how to add pages.
+func TestExportPagesSpeakOneVocabulary(t *testing.T) {
+	dir, _ := exportCollection(t, 30, "Needle")
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--page-size", "100"); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	root, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(root)
+	for _, bad := range []string{"spinner", ">...<", `status-sealed">sealed<`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("root page holds %q", bad)
+		}
+	}
+	for _, want := range []string{`<span class="status-pill status-sealed">archived</span>`, `<span class="snapshot-preview-empty pending-label">queued</span>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("root page lacks %q", want)
+		}
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty")
+	if _, stderr, code := runFolio(t, "init", "-D", empty); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	if _, stderr, code := runFolio(t, "-D", empty, "export"); code != 0 {
+		t.Fatalf("export of an empty collection: %s", stderr)
+	}
+	root, _ = os.ReadFile(filepath.Join(empty, "index.html"))
+	if !strings.Contains(string(root), "No snapshots yet. Archive a page with <code>folio add URL</code>") {
+		t.Errorf("empty collection's page:\n%s", root)
+	}
+}
