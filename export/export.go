@@ -747,17 +747,17 @@ func pending(status string) bool {
 type iconView struct{ Href, Plugin, Icon string }
 
 type rowView struct {
-	Status, StatusLabel                    string // the record's status, and the words the pages show for it
-	Href, Saved, Date, Time, Epoch         string
-	Pending                                bool
-	Preview, PreviewFallbacks              string
-	Favicon, FaviconFallbacks              string
-	Title, FullTitle, URL                  string
-	Linkable                               bool // URL is http(s): a link, else plain text
-	Tags                                   []string
-	Icons                                  []iconView
-	SizeHref, Size                         string
-	Outputs                                int
+	Status, StatusLabel            string // the record's status, and the words the pages show for it
+	Href, Saved, Date, Time, Epoch string
+	Pending                        bool
+	Preview, PreviewFallbacks      string
+	Favicon, FaviconFallbacks      string
+	Title, FullTitle, URL          string
+	Linkable                       bool // URL is http(s): a link, else plain text
+	Tags                           []string
+	Icons                          []iconView
+	SizeHref, Size                 string
+	Outputs                        int
 }
 
 // shardRow is one snapshot in the search data:
