@@ -75,6 +75,21 @@ func ParseObject(data []byte) (Object, error) {
 	return nil, invalidObject(data)
 }
 
+// ParseArray splits one JSON array (surrounding JSON whitespace allowed)
+// into its raw elements, sub-slices of data, with the scanner ParseObject
+// uses.
+func ParseArray(data []byte) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	if scanElements(data, func(val []byte) { out = append(out, val[:len(val):len(val)]) }) {
+		return out, nil
+	}
+	if json.Valid(data) {
+		return nil, errors.New("not a JSON array")
+	}
+	var v any
+	return nil, json.Unmarshal(data, &v)
+}
+
 // invalidObject explains why data is not one JSON object. It runs only for
 // rejected input, so it can afford encoding/json.
 func invalidObject(data []byte) error {
