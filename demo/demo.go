@@ -25,6 +25,14 @@ import (
 )
 
 // Options configure Run.
+// folio is Options.Folio, "folio" when not set.
+func (o *Options) folio() string {
+	if o.Folio == "" {
+		return "folio"
+	}
+	return o.Folio
+}
+
 type Options struct {
 	// Dir is the folder the demo collection is built in. It must not exist
 	// or be empty: the demo never writes over anything.
@@ -37,6 +45,9 @@ type Options struct {
 	// Out receives the migration table and the listing (stdout).
 	Out     io.Writer
 	Printer archive.Printer
+	// Folio is how the user runs this folio, for the commands the demo
+	// names: "folio" when that is on $PATH, else the binary's path.
+	Folio string
 	Version string
 }
 
@@ -83,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	p.Infof("[*] Migrating it: folio update --migrate-only")
+	p.Infof("[*] Migrating it: %s update --migrate-only", o.folio())
 	st, err := migrate.Run(ctx, c, migrate.Options{Printer: p})
 	if err != nil && !errors.Is(err, archive.ErrPartial) {
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -97,7 +108,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("write current snapshots: %w", err)
 	}
 
-	if err := captureFixtures(ctx, c, p, o.Out); err != nil {
+	if err := captureFixtures(ctx, c, p, o.Out, o.folio()); err != nil {
 		return nil, err
 	}
 
@@ -113,7 +124,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(o.Out, "\nNewest snapshots of %d (folio list -D %s):\n", n, dir)
+	fmt.Fprintf(o.Out, "\nThe newest snapshots of %d (all of them: %s list -D %s --csv bookmarked_at,title,url):\n", n, o.folio(), dir)
 	err = cat.Each(ctx, catalog.Query{Limit: 8}, func(e catalog.Entry) error {
 		title := e.Snapshot.Title
 		if title == "" {
@@ -129,7 +140,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	p.Infof("[*] Exporting the static site: folio export")
+	p.Infof("[*] Exporting the static site: %s export", o.folio())
 	es, err := export.Run(ctx, export.Options{Collection: c, Version: o.Version, SkipReindex: true}, p)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
@@ -140,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // captureFixtures archives the bundled fixture site, served on loopback,
 // with every built-in plugin: what 'folio add' does with a real site.
 // Without Chromium it says so and goes on.
-func captureFixtures(ctx context.Context, c *archive.Collection, p archive.Printer, out io.Writer) error {
+func captureFixtures(ctx context.Context, c *archive.Collection, p archive.Printer, out io.Writer, folio string) error {
 	cfg, err := plugins.LoadConfig(c.Path("ArchiveBox.conf"), os.Environ())
 	if err != nil {
 		return err
@@ -158,7 +169,7 @@ func captureFixtures(ctx context.Context, c *archive.Collection, p archive.Print
 	for _, page := range append(fixtures.Pages, "/doc.pdf") {
 		list.WriteString(srv.URL + page + "\n")
 	}
-	p.Infof("[*] Capturing the bundled fixture site at %s: folio add", srv.URL)
+	p.Infof("[*] Capturing the bundled fixture site at %s: %s add", srv.URL, folio)
 	st, err := capture.Run(ctx, c, capture.Options{
 		Sources:  []capture.Source{{Name: "fixture site", Data: []byte(list.String())}},
 		Tags:     []string{"demo-capture"},

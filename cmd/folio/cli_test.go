@@ -200,6 +200,18 @@ func TestDemoCommand(t *testing.T) {
 	if !strings.Contains(out, "file://"+dir+"/index.html") {
 		t.Errorf("demo must print the file:// URL of its export:\n%s", out)
 	}
+	// The commands it names are ones that run: the test's binary is not
+	// on $PATH, so they name its path, and the table's command prints
+	// those rows.
+	bin := folioBin(t)
+	for _, want := range []string{"\nor run: " + bin + " serve -D " + dir + "\n", "(all of them: " + bin + " list -D " + dir + " --csv bookmarked_at,title,url):\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url"); code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\n") {
+		t.Errorf("the demo's table command: exit %d\n%s", code, csv)
+	}
 	for _, p := range []string{"index.html", "index.jsonl", ".folio/catalog.sqlite3"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("demo did not write %s", p)

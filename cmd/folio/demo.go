@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -35,16 +37,33 @@ under the system's temporary directory is used.`,
 			}
 			p := e.printer()
 			defer p.done()
-			opts.Out, opts.Printer, opts.Version = e.stdout, p, version
+			opts.Out, opts.Printer, opts.Version, opts.Folio = e.stdout, p, version, invokedAs()
 			res, err := demo.Run(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "\nThe demo collection is %s (%d snapshots).\nOpen %s\nor run: folio serve -D %s\n", res.Dir, res.Snapshots, res.URL, res.Dir)
+			fmt.Fprintf(e.stdout, "\nThe demo collection is %s (%d snapshots).\nOpen %s\nor run: %s serve -D %s\n", res.Dir, res.Snapshots, res.URL, opts.Folio, res.Dir)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dir, "out", "", "folder to build the demo collection in (default: a new temporary folder)")
 	cmd.Flags().StringVar(&opts.Legacy, "legacy-version", "0.7", "ArchiveBox version of the bundled legacy collection (0.4, 0.4.24, 0.7, 0.8, 0.9-dashed)")
 	return cmd
+}
+
+// invokedAs is how the user can run this folio again: "folio" when that
+// name on $PATH is this binary, else the binary's absolute path (after
+// 'make demo' it is bin/folio, which is not on $PATH).
+func invokedAs() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "folio"
+	}
+	self, _ = filepath.EvalSymlinks(self)
+	if onPath, err := exec.LookPath("folio"); err == nil {
+		if p, err := filepath.EvalSymlinks(onPath); err == nil && p == self {
+			return "folio"
+		}
+	}
+	return self
 }
