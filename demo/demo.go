@@ -47,7 +47,7 @@ type Options struct {
 	Printer archive.Printer
 	// Folio is how the user runs this folio, for the commands the demo
 	// names: "folio" when that is on $PATH, else the binary's path.
-	Folio string
+	Folio   string
 	Version string
 }
 
