@@ -1,7 +1,9 @@
 package archive
 
 import (
+	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"io"
@@ -23,6 +25,19 @@ func NewID(now time.Time, rnd io.Reader) string {
 	u[6] = 0x70 | u[6]&0x0f // version 7
 	u[8] = 0x80 | u[8]&0x3f // RFC 4122 variant
 	return hex.EncodeToString(u[:])
+}
+
+// DerivedID returns a UUIDv7 whose time is at and whose other bits come
+// from the sha256 of parts: the same inputs give the same id. A migration
+// makes the ids of folders and crawls that have none this way, so the ids
+// its dry run prints are the ids the run then writes.
+func DerivedID(at time.Time, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return NewID(at, bytes.NewReader(h.Sum(nil)))
 }
 
 // RandomIDs is the IDSource used outside tests.

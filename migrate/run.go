@@ -146,9 +146,6 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if opts.ItemLines <= 0 {
 		opts.ItemLines = 100
 	}
-	if opts.IDs == nil {
-		opts.IDs = archive.RandomIDs
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

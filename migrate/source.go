@@ -120,8 +120,9 @@ type Inventory struct {
 
 // ScanOptions configure Scan.
 type ScanOptions struct {
-	// IDs makes ids for snapshots, results and crawls that have none.
-	// Default archive.RandomIDs.
+	// IDs makes ids for snapshots and crawls that have none. Default: ids
+	// derived from what identifies each (archive.DerivedID), the same in
+	// a dry run and in the run after it.
 	IDs archive.IDSource
 	// Now is the clock for timestamps ArchiveBox sets to "now" (a result
 	// without start_ts, an orphan's created_at). Default time.Now.

@@ -24,9 +24,6 @@ import (
 // an error naming the file; a folder that cannot be read is reported to
 // OnError and listed in Skipped.
 func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Inventory, error) {
-	if opts.IDs == nil {
-		opts.IDs = archive.RandomIDs
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -507,7 +504,7 @@ func (s *scanner) rowCrawl(r *dbRow) *Crawl {
 	}
 	if s.auto == nil {
 		label := "Migrated from v" + s.db.Version
-		s.auto = s.addCrawl(&Crawl{ID: s.reuseAutoCrawl(), User: s.legacyUser(), CreatedAt: s.now,
+		s.auto = s.addCrawl(&Crawl{ID: s.reuseAutoCrawl(timestampTime(r.Timestamp)), User: s.legacyUser(), CreatedAt: s.now,
 			Label: label, New: true})
 		if d, ok := s.crawlDirs[s.auto.ID]; ok {
 			s.auto.Dir = d.rel
@@ -520,8 +517,8 @@ func (s *scanner) rowCrawl(r *dbRow) *Crawl {
 
 // reuseAutoCrawl returns the crawl id an earlier, interrupted migration
 // gave the automatic crawl (read from a migrated snapshot of a row without
-// crawl), so a rerun keeps one crawl; else a new id.
-func (s *scanner) reuseAutoCrawl() string {
+// crawl), so a rerun keeps one crawl; else a new id, dated at.
+func (s *scanner) reuseAutoCrawl(at time.Time) string {
 	for _, r := range s.db.Rows {
 		if r.CrawlID != "" {
 			continue
@@ -540,7 +537,18 @@ func (s *scanner) reuseAutoCrawl() string {
 			}
 		}
 	}
-	return s.opts.IDs()
+	return s.newID(at, "auto crawl", s.legacyUser())
+}
+
+// newID makes the id of a snapshot or crawl that has none: from
+// ScanOptions.IDs when set (tests), else derived from what identifies it
+// (archive.DerivedID), so that a dry run and the run that follows, or a
+// run redone after an interruption, name the same ids.
+func (s *scanner) newID(at time.Time, parts ...string) string {
+	if s.opts.IDs != nil {
+		return s.opts.IDs()
+	}
+	return archive.DerivedID(at, parts...)
 }
 
 func (s *scanner) addCrawl(c *Crawl) *Crawl {
@@ -581,7 +589,7 @@ func (s *scanner) orphanItem(f *folder, url, from string) Item {
 			}
 		}
 		if snap.ID == "" {
-			snap.ID = s.opts.IDs()
+			snap.ID = s.newID(timestampTime(ts), "orphan snapshot", f.rel, url)
 		}
 	}
 	s.taken[ts] = true
@@ -624,7 +632,7 @@ func (s *scanner) orphanItem(f *folder, url, from string) Item {
 // already holds gets a crawl of its own, as URLs are unique per crawl.
 func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
 	if s.orphanURLs[url] {
-		return s.addCrawl(&Crawl{ID: s.opts.IDs(), User: user, CreatedAt: s.now, URLs: url,
+		return s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user, url, ts), User: user, CreatedAt: s.now, URLs: url,
 			Label: "[migration] orphaned snapshot " + ts, New: true})
 	}
 	if s.orphan == nil {
@@ -637,7 +645,7 @@ func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
 			}
 			s.orphan.Label, s.orphan.Dir, s.orphan.CreatedAt = label, d.rel, d.created
 		} else {
-			s.orphan = s.addCrawl(&Crawl{ID: s.opts.IDs(), User: user, CreatedAt: s.now, Label: label, New: true})
+			s.orphan = s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user), User: user, CreatedAt: s.now, Label: label, New: true})
 		}
 	}
 	s.orphanURLs[url] = true

@@ -285,9 +285,27 @@ func TestUpdateMigratesThenFindsNothingToDo(t *testing.T) {
 		t.Fatalf("--dry-run changed the tree:\n%s", d)
 	}
 
+	// The plan names the folders the run then writes, made-up ids and all.
+	var planned []string
+	for _, line := range strings.Split(dry.stdout, "\n") {
+		if dest, ok := strings.CutPrefix(line, "move     "); ok {
+			if _, to, ok := strings.Cut(dest, " -> "); ok {
+				planned = append(planned, strings.Fields(to)[0])
+			}
+		}
+	}
+	if len(planned) < 10 {
+		t.Fatalf("%d moves in the plan:\n%s", len(planned), dry.stdout)
+	}
+
 	r := updRun(t, dir, nil, "update", "--migrate-only")
 	if r.code != 0 {
 		t.Fatalf("update: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, dest := range planned {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(dest), "index.jsonl")); err != nil {
+			t.Errorf("the dry run planned %s; the run wrote elsewhere: %v", dest, err)
+		}
 	}
 	for _, want := range []string{
 		"[*] Phase 1: Draining old archive/ directories (0.8.x → 0.9.x migration)...",
