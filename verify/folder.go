@@ -260,17 +260,17 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *manifest,
 }
 
 // names lists the open folder dirfd.
-func (ch *checker) names(dirfd int) ([]string, error) {
+func (sc *scratch) names(dirfd int) ([]string, error) {
 	var names []string
 	for {
-		n, err := unix.ReadDirent(dirfd, ch.dbuf)
+		n, err := unix.ReadDirent(dirfd, sc.dbuf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || n <= 0 {
 			return names, err
 		}
-		_, _, names = unix.ParseDirent(ch.dbuf[:n], -1, names)
+		_, _, names = unix.ParseDirent(sc.dbuf[:n], -1, names)
 	}
 }
 

@@ -1,10 +1,11 @@
 package verify
 
 import (
-	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"folio/archive"
 	"folio/archive/catalog"
@@ -30,19 +31,24 @@ func parentFolders(entries []catalog.Entry) []string {
 // ".<name>.folio-tmp-…" is renamed into place only when the copy is
 // complete, so its source was never deleted; a temp file is a write that
 // never finished.
-func leftBeside(c *archive.Collection, parent string) []Problem {
-	list, err := os.ReadDir(c.Path(parent))
+func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
+	fd, err := openAt(unix.AT_FDCWD, c.Path(parent))
 	if err != nil {
 		return nil // the folders' own checks report what cannot be read
 	}
+	defer unix.Close(fd)
+	names, err := sc.names(fd)
+	if err != nil {
+		return nil
+	}
 	var out []Problem
-	for _, d := range list {
-		name := d.Name()
+	for _, name := range names {
 		if !archive.IsTemp(name) {
 			continue
 		}
 		p := Problem{Kind: Temp, Path: parent + "/" + name, Detail: "temp file of a write that never finished; nothing refers to it"}
-		if d.IsDir() {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			p.Kind = Staging
 			p.Detail = "staging folder of a copy that never finished; the copy's source was not deleted"
 			if i := strings.Index(name, archive.TempMarker); i > 1 && name[0] == '.' {

@@ -148,7 +148,7 @@ func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, op
 					add(ch.run(ctx))
 					continue
 				}
-				left := leftBeside(c, parents[i-len(entries)])
+				left := sc.leftBeside(c, parents[i-len(entries)])
 				mu.Lock()
 				rep.Problems = append(rep.Problems, left...)
 				mu.Unlock()
