@@ -56,6 +56,7 @@ type Step struct {
 	Source string // "" for ActionCreate
 	Dest   string // "" for ActionUnlink and ActionSkip
 	Reason string // why an entry is skipped or invalid
+	Risk   string // set by CheckRisks: why the run may still refuse the folder
 	Phase  int    // 1: legacy archive/<timestamp> entries; 2: 0.9 folders and database rows
 	Item   *Item  // the snapshot of a move, index or create step
 	Crawl  *Crawl // the crawl of an ActionCrawl step
@@ -237,12 +238,24 @@ func (p *Plan) Format(w io.Writer) error {
 		case ActionLeave:
 			fmt.Fprintf(&b, "leave    %s (%s)\n", s.Source, s.Reason)
 		}
+		if s.Risk != "" {
+			fmt.Fprintf(&b, "         may be refused: %s\n", s.Risk)
+		}
 	}
 	fmt.Fprintf(&b, "\n%d to move, %d to merge, %d to index, %d to create, %d invalid, %d symlinks to remove, %d crawl folders to rename, %d skipped, %d left behind, %d already current\n",
 		p.Count(ActionMove), p.Count(ActionMerge), p.Count(ActionIndex), p.Count(ActionCreate), p.Count(ActionInvalid),
 		p.Count(ActionUnlink), p.Count(ActionCrawl), p.Count(ActionSkip), p.Count(ActionLeave), p.Current)
 	if n := p.Count(ActionLeave); n > 0 {
 		fmt.Fprintf(&b, "%d folders hold snapshots the migration cannot take; the run will report them as failed\n", n)
+	}
+	risky := 0
+	for i := range p.Steps {
+		if p.Steps[i].Risk != "" {
+			risky++
+		}
+	}
+	if risky > 0 {
+		fmt.Fprintf(&b, "%d folders may be refused by the run (marked 'may be refused' above); it leaves them where they are and exits 3\n", risky)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

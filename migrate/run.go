@@ -204,6 +204,9 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	x.protect(plan)
 	x.forget(plan)
 	if opts.DryRun {
+		if err := plan.CheckRisks(ctx, c, opts.Workers); err != nil {
+			return nil, err
+		}
 		if err := plan.Format(opts.PlanOut); err != nil {
 			return nil, err
 		}

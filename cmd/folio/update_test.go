@@ -398,6 +398,13 @@ func TestUpdatePartialAndLocked(t *testing.T) {
 	}
 	lock.Unlock()
 	before := updTree(t, filepath.Join(dir, "archive/1500086400"))
+	// The dry run says which folder the run will refuse, and why.
+	dry := updRun(t, dir, nil, "update", "--migrate-only", "--dry-run")
+	if dry.code != 0 || !strings.Contains(dry.stdout, "move     archive/1500086400 -> ") ||
+		!strings.Contains(dry.stdout, "\n         may be refused: holds a special file: pipe (fifo)\n") ||
+		!strings.Contains(dry.stdout, "\n1 folders may be refused by the run (marked 'may be refused' above); it leaves them where they are and exits 3\n") {
+		t.Errorf("dry run: exit %d\n%s", dry.code, dry.stdout)
+	}
 	r := updRun(t, dir, nil, "update", "--migrate-only")
 	if r.code != 3 {
 		t.Fatalf("fifo: exit %d, want 3\n%s", r.code, r.stderr)
