@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -104,7 +105,7 @@ func (ch *checker) run(ctx context.Context) folderReport {
 		m = nil
 	default:
 		ch.rep.hashes = true
-		if m.root != "" {
+		if m.root != "" && !slices.Contains(m.leaves, "") {
 			if got := plugins.MerkleRoot(plugins.MerkleLevels(m.leaves)); got != m.root {
 				ch.problem(Manifest, hashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.root, got)
 			}
@@ -118,7 +119,11 @@ func (ch *checker) run(ctx context.Context) folderReport {
 	if m != nil {
 		for _, rel := range m.order {
 			if !seen[rel] && !mutable[rel] && !inSkipped(rel) {
-				ch.problem(Missing, rel, "listed in %s (%s) but not in the folder", hashesFile, archive.HumanBytes(m.files[rel].size))
+				size := ""
+				if n := m.files[rel].size; n >= 0 {
+					size = " (" + archive.HumanBytes(n) + ")"
+				}
+				ch.problem(Missing, rel, "listed in %s%s but not in the folder", hashesFile, size)
 			}
 		}
 	} else if noManifest && ch.opts.WriteHashes && ch.e.Layout == catalog.LayoutCurrent && ctx.Err() == nil {
