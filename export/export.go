@@ -1010,25 +1010,35 @@ func (s *site) writeRootPage(n int, rows []rowView) error {
 }
 
 func (s *site) writeShard(n int, rows []shardRow) error {
-	var b bytes.Buffer
-	b.WriteString("folioSearch.add(")
-	b.WriteString(strconv.Itoa(n))
-	b.WriteString(", [")
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
+	b := shardJS("folioSearch", n, len(rows), func(b *bytes.Buffer, i int) {
 		b.WriteByte('[')
-		for j, f := range r {
+		for j, f := range rows[i] {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			appendJSString(&b, f)
+			appendJSString(b, f)
 		}
 		b.WriteByte(']')
+	})
+	return s.writeGenerated(shardPath(n), b.Bytes())
+}
+
+// shardJS is the script of a shard: fn.add(n, [row, …]); with each row
+// written by row.
+func shardJS(fn string, n, rows int, row func(b *bytes.Buffer, i int)) *bytes.Buffer {
+	var b bytes.Buffer
+	b.WriteString(fn)
+	b.WriteString(".add(")
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(", [")
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		row(&b, i)
 	}
 	b.WriteString("]);\n")
-	return s.writeGenerated(shardPath(n), b.Bytes())
+	return &b
 }
 
 // writeTextShard writes the captured text of page n's snapshots, as the
@@ -1044,21 +1054,13 @@ func (s *site) writeTextShard(ctx context.Context, n int, items []item) error {
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	b.WriteString("folioText.add(")
-	b.WriteString(strconv.Itoa(n))
-	b.WriteString(", [")
-	for i, d := range dirs {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
-		t := strings.ToLower(strings.Join(strings.Fields(texts[d]), " "))
+	b := shardJS("folioText", n, len(dirs), func(b *bytes.Buffer, i int) {
+		t := strings.ToLower(strings.Join(strings.Fields(texts[dirs[i]]), " "))
 		if len(t) > maxShardText {
 			t = strings.ToValidUTF8(t[:maxShardText], "")
 		}
-		appendJSString(&b, t)
-	}
-	b.WriteString("]);\n")
+		appendJSString(b, t)
+	})
 	// A page whose rows changed mostly keeps its texts: leave the file
 	// alone then, so that a sync of the site copies only what changed.
 	p := s.abs(textShardPath(n))

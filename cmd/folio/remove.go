@@ -73,16 +73,7 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 			if err := f.check(e, sel); err != nil {
 				return err
 			}
-			var (
-				coll   *archive.Collection
-				unlock func() error
-				err    error
-			)
-			if f.dryRun {
-				coll, unlock, err = e.openReadOnly("remove")
-			} else {
-				coll, unlock, err = e.openLocked("remove")
-			}
+			coll, unlock, err := e.openFor("remove", !f.dryRun)
 			if err != nil {
 				return err
 			}

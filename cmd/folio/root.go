@@ -117,6 +117,15 @@ func (e *env) openReadOnly(command string) (c *archive.Collection, unlock func()
 	return c, lock.Unlock, nil
 }
 
+// openFor opens the collection for the named command: with the writer
+// lock when the command writes, else as openReadOnly does (a dry run).
+func (e *env) openFor(command string, writes bool) (*archive.Collection, func() error, error) {
+	if writes {
+		return e.openLocked(command)
+	}
+	return e.openReadOnly(command)
+}
+
 // printer returns the Printer for progress and messages on stderr.
 func (e *env) printer() *printer {
 	tty := false

@@ -65,11 +65,7 @@ would, which the check after the run must report as left behind.`,
 			}
 			opts.Fault = fault
 			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
-			open := e.openLocked
-			if opts.DryRun {
-				open = e.openReadOnly
-			}
-			coll, unlock, err := open("update --migrate-only")
+			coll, unlock, err := e.openFor("update --migrate-only", !opts.DryRun)
 			if err != nil {
 				return err
 			}

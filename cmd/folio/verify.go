@@ -59,11 +59,7 @@ snapshots that have none. Exit status 3 means problems were found.`,
 			if err := sel.resolve(args); err != nil {
 				return err
 			}
-			open := e.openReadOnly
-			if opts.WriteHashes {
-				open = e.openLocked
-			}
-			coll, unlock, err := open("verify")
+			coll, unlock, err := e.openFor("verify", opts.WriteHashes)
 			if err != nil {
 				return err
 			}
