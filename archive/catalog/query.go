@@ -146,6 +146,9 @@ type compiled struct {
 	args  []any
 	order string
 	regex []*regexp.Regexp
+	// tiered: rankBy ranks in the search table alone, metadata matches
+	// first (see rankBy).
+	tiered bool
 }
 
 // Validate reports whether q can run.
@@ -262,16 +265,33 @@ func (q Query) compile() (*compiled, error) {
 // rankBy orders search matches best first. When the match is the only
 // filter and the query has a limit, the matches are ranked and cut in the
 // search table alone, and only the rows kept are joined with snapshots.
+// There the ranking comes in two tiers, as the weights mean it: the
+// snapshots whose title, URL, tags or notes match come first, then those
+// whose captured text alone does, each tier by bm25. The second tier is
+// ranked only when the first has fewer rows than the limit, so a common
+// word ranks the few thousand snapshots with it in their titles, not the
+// tens of thousands with it in their text.
 func (c *compiled) rankBy(q Query) {
 	if len(c.where) == 1 && len(c.regex) == 0 && q.Limit > 0 {
-		c.from = fmt.Sprintf(`(SELECT rowid, %s AS rank FROM search WHERE search MATCH ? ORDER BY rank LIMIT %d) m
-			JOIN snapshots s ON s.rowid = m.rowid`, rankSQL, q.Limit)
-		c.where = nil // the subquery's: args still holds the match
-		c.rank, c.order = "m.rank", "m.rank, s.dir"
+		c.from = fmt.Sprintf(`(SELECT rowid, rank, tier FROM (
+				SELECT rowid, %[1]s AS rank, 0 AS tier FROM search WHERE search MATCH %[2]s ORDER BY rank LIMIT %[3]d)
+			UNION ALL SELECT rowid, rank, tier FROM (
+				SELECT rowid, %[1]s AS rank, 1 AS tier FROM search WHERE search MATCH ?
+				AND rowid NOT IN (SELECT rowid FROM search WHERE search MATCH %[2]s) ORDER BY rank LIMIT %[3]d)
+			LIMIT %[3]d) m
+			JOIN snapshots s ON s.rowid = m.rowid`, rankSQL, metadataMatch, q.Limit)
+		c.args = []any{q.Search, q.Search, q.Search} // the where's match, used three times
+		c.where = nil
+		c.tiered = true
+		c.rank, c.order = "m.rank", "m.tier, m.rank, s.dir"
 		return
 	}
 	c.rank, c.order = rankSQL, rankSQL+", s.dir"
 }
+
+// metadataMatch restricts a search expression (the parameter) to the
+// columns other than the captured text.
+const metadataMatch = `'{title url tags notes} : (' || ? || ')'`
 
 func (c *compiled) checkLimit(q Query) error {
 	if q.Limit < 0 {
@@ -409,14 +429,30 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	if q.RecordOnly {
 		cols = recordColumns
 	}
-	var snippet *sql.Stmt
+	var (
+		snippet *sql.Stmt
+		batch   []snippetRow // with a small limit, the rows whose snippets one query makes
+	)
 	if q.Snippets {
 		cols += ", s.rowid, " + cmp.Or(cq.rank, rankSQL)
-		var err error
-		if snippet, err = c.db.PrepareContext(ctx, snippetSQL); err != nil {
+		if q.Limit > 0 && q.Limit <= maxSnippetBatch && len(cq.regex) == 0 {
+			batch = make([]snippetRow, 0, q.Limit)
+		} else {
+			var err error
+			if snippet, err = c.db.PrepareContext(ctx, snippetSQL); err != nil {
+				return c.queryError(q, err)
+			}
+			defer snippet.Close()
+		}
+	}
+	if cq.tiered {
+		// The tiers wrap the expression in a column filter; a mistake in
+		// it is reported as the user wrote it, not as wrapped.
+		var one int
+		err := c.db.QueryRowContext(ctx, `SELECT 1 FROM search WHERE search MATCH ? LIMIT 1`, q.Search).Scan(&one)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return c.queryError(q, err)
 		}
-		defer snippet.Close()
 	}
 	query := `SELECT ` + cols + ` FROM ` + cq.from + cq.whereSQL() + ` ORDER BY ` + cq.order
 	if q.Limit > 0 && len(cq.regex) == 0 {
@@ -460,6 +496,13 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		if mtime != 0 {
 			e.IndexMTime = time.Unix(0, mtime)
 		}
+		if batch != nil {
+			batch = append(batch, snippetRow{e, rowid})
+			if n++; q.Limit > 0 && n >= q.Limit {
+				break
+			}
+			continue
+		}
 		if snippet != nil {
 			if err := snippet.QueryRowContext(ctx, q.Search, rowid).Scan(&e.Snippet); err != nil {
 				return c.queryError(q, err)
@@ -474,6 +517,63 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	}
 	if err := rows.Err(); err != nil {
 		return c.queryError(q, err)
+	}
+	if batch != nil {
+		rows.Close()
+		return c.snippets(ctx, q, batch, fn)
+	}
+	return nil
+}
+
+// snippetRow is an entry waiting for its snippet.
+type snippetRow struct {
+	e     Entry
+	rowid int64
+}
+
+// maxSnippetBatch is how many rows get their snippets from one query: the
+// query goes through every match once (a prefix query expands its
+// prefix once, not once a row), so it is for a limit of a page or so.
+const maxSnippetBatch = 200
+
+// snippets makes the snippets of the rows in one query and hands the
+// entries to fn in their order.
+func (c *Catalog) snippets(ctx context.Context, q Query, rows []snippetRow, fn func(Entry) error) error {
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].rowid
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	// +rowid: the match goes through its rows once and the list filters
+	// them; a plain rowid IN would run the match again for every id.
+	res, err := c.db.QueryContext(ctx, `SELECT rowid, snippet(search, -1, char(2), char(3), '…', 16) FROM search
+		WHERE search MATCH ? AND +rowid IN (SELECT value FROM json_each(?))`, q.Search, string(list))
+	if err != nil {
+		return c.queryError(q, err)
+	}
+	got := make(map[int64]string, len(rows))
+	for res.Next() {
+		var id int64
+		var snip string
+		if err := res.Scan(&id, &snip); err != nil {
+			res.Close()
+			return fmt.Errorf("query catalog %s: %w", c.path, err)
+		}
+		got[id] = snip
+	}
+	if err := res.Err(); err != nil {
+		res.Close()
+		return c.queryError(q, err)
+	}
+	res.Close()
+	for _, r := range rows {
+		r.e.Snippet = got[r.rowid]
+		if err := fn(r.e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

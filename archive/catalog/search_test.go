@@ -38,9 +38,15 @@ func searchTree(t *testing.T, c *archive.Collection) (*catalog.Catalog, map[stri
 }
 
 func found(t *testing.T, cat *catalog.Catalog, words string) []string {
+	return foundUpTo(t, cat, words, 0)
+}
+
+// foundUpTo is found with a limit: the ranking in two tiers and the
+// snippets made in one query (with limit 0, all matches, one tier).
+func foundUpTo(t *testing.T, cat *catalog.Catalog, words string, limit int) []string {
 	t.Helper()
 	var got []string
-	q := catalog.Query{Search: catalog.MatchWords(words), Sort: catalog.SortRank, Snippets: true}
+	q := catalog.Query{Search: catalog.MatchWords(words), Sort: catalog.SortRank, Snippets: true, Limit: limit}
 	for _, e := range entries(t, cat, q) {
 		got = append(got, e.Dir)
 		if !strings.Contains(e.Snippet, catalog.SnippetOpen) {
@@ -81,6 +87,17 @@ func TestSearchFindsCaptureText(t *testing.T) {
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("%q: found %q, want %q", tc.words, got, tc.want)
 		}
+		if got := foundUpTo(t, cat, tc.words, 20); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%q, limit 20: found %q, want %q", tc.words, got, tc.want)
+		}
+	}
+	// The title tier fills a limit of one; a text-only match comes when
+	// no title matches.
+	if got := foundUpTo(t, cat, "lighthouse", 1); strings.Join(got, " ") != dirs["title"] {
+		t.Errorf("lighthouse, limit 1: %q", got)
+	}
+	if got := foundUpTo(t, cat, "fog", 1); strings.Join(got, " ") != dirs["text"] {
+		t.Errorf("fog, limit 1: %q", got)
 	}
 }
 
