@@ -83,6 +83,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"init", "extra-argument"},
 		{"version", "--short=maybe"},
 		{"demo", "unexpected"},
+		{"update", "--migrate-only", "--resume", "notatimestamp"},
 	} {
 		_, stderr, code := runFolio(t, args...)
 		if code != 2 {

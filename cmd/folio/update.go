@@ -12,6 +12,7 @@ import (
 
 	"folio/archive"
 	"folio/archive/catalog"
+	"folio/layout"
 	"folio/migrate"
 )
 
@@ -58,6 +59,9 @@ would, which the check after the run must report as left behind.`,
 			}
 			if opts.Workers < 1 {
 				return usagef("--workers must be at least 1")
+			}
+			if opts.Resume != "" && !resumable(opts.Resume) {
+				return usagef("--resume %q: want a legacy timestamp such as 1609459200.123456 (as an interrupted run prints it)", opts.Resume)
 			}
 			fault, err := faultFromEnv(os.Getenv("FOLIO_FAULT"))
 			if err != nil {
@@ -148,4 +152,12 @@ func faultFromEnv(spec string) (func(step, source string) error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// resumable reports whether ts can be a --resume value: a legacy folder
+// name or a snapshot timestamp, the two an interrupted run prints.
+func resumable(ts string) bool {
+	_, folder := layout.LegacyTimestamp(ts)
+	_, number := layout.PyFloat(ts)
+	return folder || number
 }
