@@ -540,7 +540,7 @@ func TestReindexBadInputs(t *testing.T) {
 		base + "0190f3c2a1b27c3d8e4f5a6b7c8d0001/index.jsonl: line 3: invalid JSON: unexpected end of JSON input",
 		base + "0190f3c2a1b27c3d8e4f5a6b7c8d0002/index.jsonl: no Snapshot record (line 1: binary data; line 2: not a JSON record, URL or id)",
 		base + "0190f3c2a1b27c3d8e4f5a6b7c8d0003/index.json: file is empty",
-		base + "0190f3c2a1b27c3d8e4f5a6b7c8d0004/index.jsonl: no index.jsonl or index.json in the snapshot folder",
+		base + "0190f3c2a1b27c3d8e4f5a6b7c8d0004/index.jsonl: " + catalog.ErrNoIndex.Error(),
 		base + "0190f3c2a1b27c3d8e4f5a6b7c8d0006/index.jsonl: not a regular file",
 		"archive/1609459200/index.json: file is empty",
 		"archive/1609459201/index.json: invalid JSON: unexpected end of JSON input",

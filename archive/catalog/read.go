@@ -26,7 +26,11 @@ func (p Problem) Unwrap() error { return p.Err }
 
 // Reasons a snapshot folder is not cataloged.
 var (
-	ErrNoIndex    = errors.New("no index.jsonl or index.json in the snapshot folder")
+	// ErrNoIndex: ArchiveBox writes a snapshot folder's index when it seals
+	// the snapshot, so a folder without one is a capture it has not
+	// finished, or left half-filled; its record is in ArchiveBox's
+	// database, from which 'folio update --migrate-only' writes it.
+	ErrNoIndex    = errors.New("no index.jsonl or index.json: a snapshot folder ArchiveBox has not sealed (or left half-filled); when index.sqlite3 holds its row, 'folio update --migrate-only' writes its index")
 	ErrNoSnapshot = errors.New("no Snapshot record")
 	ErrNotRegular = archive.ErrNotRegular
 )

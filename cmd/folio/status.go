@@ -119,7 +119,7 @@ func (r statusReport) print(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "results            %d\n", r.Results)
 	fmt.Fprintf(w, "legacy to migrate  %d archive/<timestamp> folders (%d of those in the catalog without an index file)\n", r.LegacyToMigrate, r.LegacyNoIndex)
 	fmt.Fprintf(w, "not in catalog     %d folders on disk, %d changed since cataloged, %d catalog rows without a folder\n", r.OnDiskNotIndexed, r.ChangedOnDisk, r.CatalogOrphans)
-	fmt.Fprintf(w, "unreadable         %d (folders folio could not read; see the warnings)\n", r.Unreadable)
+	fmt.Fprintf(w, "unreadable         %d (snapshot folders without a readable index; the warnings above say why for each)\n", r.Unreadable)
 	fmt.Fprintf(w, "invalid            %d\n", r.Invalid)
 	age := "never built"
 	if r.CatalogUpdated != nil {

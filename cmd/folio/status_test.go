@@ -110,3 +110,22 @@ func TestStatusCommand(t *testing.T) {
 		t.Errorf("status --help: %q", r.stdout)
 	}
 }
+
+// TestStatusSaysWhyAFolderIsUnreadable: a snapshot folder an ArchiveBox
+// run left without an index is named with what it is and what to run.
+func TestStatusSaysWhyAFolderIsUnreadable(t *testing.T) {
+	dir, _ := catCollection(t, 3)
+	half := filepath.Join(dir, "archive/users/admin/snapshots/20240101/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d9999")
+	if err := os.MkdirAll(filepath.Join(half, "screenshot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	catRun(t, dir, "reindex").want(t, 3)
+	r := catRun(t, dir, "status").want(t, 0)
+	want := "warning: archive/users/admin/snapshots/20240101/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d9999/index.jsonl: no index.jsonl or index.json: a snapshot folder ArchiveBox has not sealed (or left half-filled); when index.sqlite3 holds its row, 'folio update --migrate-only' writes its index\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "unreadable         1 (snapshot folders without a readable index; the warnings above say why for each)\n") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
