@@ -123,7 +123,7 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 		}
 		if d.New > 0 {
 			unknown = verify.Problem{Kind: verify.Stale, Path: archive.ArchiveDir,
-				Detail: fmt.Sprintf("%d snapshot folders on disk are not in the catalog (run 'folio reindex')", d.New)}
+				Detail: notInCatalog(d.New)}
 			opts.Found(unknown)
 		}
 	}
@@ -142,9 +142,17 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 		return err
 	}
 	if n := len(rep.Problems); n > 0 {
-		return fmt.Errorf("verify found %d problems: %w", n, archive.ErrPartial)
+		return fmt.Errorf("verify found %s: %w", plural(n, "problem"), archive.ErrPartial)
 	}
 	return nil
+}
+
+// notInCatalog says how many snapshot folders the catalog does not know.
+func notInCatalog(n int) string {
+	if n == 1 {
+		return "1 snapshot folder on disk is not in the catalog (run 'folio reindex')"
+	}
+	return fmt.Sprintf("%d snapshot folders on disk are not in the catalog (run 'folio reindex')", n)
 }
 
 // migrated maps the current layout's snapshots by URL and timestamp, so

@@ -202,7 +202,7 @@ func TestVerifyChecksTheCatalogAndLeftovers(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		"catalog    archive: 1 snapshot folders on disk are not in the catalog (run 'folio reindex')",
+		"catalog    archive: 1 snapshot folder on disk is not in the catalog (run 'folio reindex')",
 		"catalog    " + gone + ": the catalog lists this snapshot but its folder is gone (run 'folio reindex')",
 		"legacy     archive/1609459200.123456: already migrated to " + moved + "; this copy was left behind",
 		"staging    " + staging + ": staging folder of a copy of " + id + " that never finished; the copy's source was not deleted",
