@@ -62,7 +62,8 @@ type Options struct {
 // Stats is what a migration did.
 type Stats struct {
 	Processed int64 // entries handled (snapshots, invalid folders, symlinks, crawl folders)
-	Migrated  int64 // snapshots whose folders moved, or whose index.jsonl was rewritten in place
+	Migrated  int64 // snapshots whose folders moved
+	Indexed   int64 // snapshots already at their path whose index.jsonl was rewritten in place
 	Created   int64 // snapshots that had no folder (a database row never captured): a new one holds their index.jsonl
 	Current   int64 // snapshots already at the current layout
 	Symlinks  int64 // archive/<timestamp> symlinks removed
@@ -74,6 +75,12 @@ type Stats struct {
 	Recovered int64 // interrupted entries of an earlier run finished or rolled back
 	Files     int64 // files moved
 	Bytes     int64 // bytes moved
+	// BytesBy splits Bytes by what moved them: "migrated" snapshots,
+	// "merged" second folders, "invalid" folders.
+	BytesBy map[string]int64
+	// Copied is the part of Bytes that was copied and verified (across
+	// filesystems, or merged into a folder); the rest moved by rename.
+	Copied int64
 	// Failures lists each failed entry with its error.
 	Failures []Failure
 	// Resume is the --resume value that continues an interrupted run.
@@ -88,7 +95,7 @@ type Failure struct {
 
 // Work reports whether the run changed anything.
 func (s *Stats) Work() int64 {
-	return s.Migrated + s.Created + s.Symlinks + s.Invalid + s.Crawls + s.Merged + s.Recovered
+	return s.Migrated + s.Indexed + s.Created + s.Symlinks + s.Invalid + s.Crawls + s.Merged + s.Recovered
 }
 
 // WriteTable writes the final summary table of a run that ended with err
@@ -98,7 +105,7 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 		k string
 		v int64
 	}{
-		{"Processed", s.Processed}, {"Migrated", s.Migrated}, {"Created", s.Created}, {"Already current", s.Current},
+		{"Processed", s.Processed}, {"Migrated", s.Migrated}, {"Indexed", s.Indexed}, {"Created", s.Created}, {"Already current", s.Current},
 		{"Removed symlinks", s.Symlinks}, {"Invalid", s.Invalid}, {"Skipped", s.Skipped},
 		{"Failed", s.Failed},
 	}
@@ -126,6 +133,15 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 		fmt.Fprintf(&b, "    %-18s %d\n", "Recovered:", s.Recovered)
 	}
 	fmt.Fprintf(&b, "    %-18s %s (%d files)\n", "Bytes moved:", archive.HumanBytes(s.Bytes), s.Files)
+	if s.Bytes > 0 {
+		var parts []string
+		for _, k := range []string{"migrated", "merged", "invalid"} {
+			if n := s.BytesBy[k]; n > 0 {
+				parts = append(parts, k+" "+archive.HumanBytes(n))
+			}
+		}
+		fmt.Fprintf(&b, "    %-18s %s; %s copied and verified, the rest renamed\n", "", strings.Join(parts, ", "), archive.HumanBytes(s.Copied))
+	}
 	_, werr := io.WriteString(w, b.String())
 	return werr
 }
@@ -549,7 +565,7 @@ func (x *executor) step(s *Step) (string, error) {
 			x.add(func(st *Stats) { st.Created++ })
 			return "Created", nil
 		}
-		x.add(func(st *Stats) { st.Migrated++ })
+		x.add(func(st *Stats) { st.Indexed++ })
 		return "Indexed", nil
 	case ActionInvalid:
 		return "Invalid", x.relocate(s, modeCopy, nil)
@@ -577,6 +593,29 @@ func (x *executor) unlink(s *Step) {
 		return
 	}
 	x.add(func(st *Stats) { st.Symlinks++; st.Processed++ })
+}
+
+// moved counts the files and bytes step s moved, by rename or by a
+// verified copy.
+func (x *executor) moved(s *Step, files, bytes int64, copied bool) {
+	kind := "migrated"
+	switch s.Action {
+	case ActionMerge:
+		kind = "merged"
+	case ActionInvalid:
+		kind = "invalid"
+	}
+	x.add(func(st *Stats) {
+		st.Files += files
+		st.Bytes += bytes
+		if st.BytesBy == nil {
+			st.BytesBy = map[string]int64{}
+		}
+		st.BytesBy[kind] += bytes
+		if copied {
+			st.Copied += bytes
+		}
+	})
 }
 
 // relocate moves the folder of step s to its destination: rename when
@@ -618,7 +657,7 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 			return x.abandon(s, err)
 		}
 		if renamed {
-			x.add(func(st *Stats) { st.Files += files; st.Bytes += size })
+			x.moved(s, files, size, false)
 			// From here on the journal owns the entry: an error leaves it
 			// pending and the next run writes the index it recorded.
 			if err := x.renamed(s, dst, it, ix, hadIndex, link, linkTo); err != nil {
@@ -730,7 +769,7 @@ func (x *executor) finishDeletion(d *deletion) error {
 		x.unfinished.Add(1)
 		return err
 	}
-	x.add(func(st *Stats) { st.Files += d.files; st.Bytes += d.size })
+	x.moved(d.s, d.files, d.size, true)
 	if err := x.makeLink(d.link, d.linkTo); err != nil {
 		x.unfinished.Add(1)
 		return err

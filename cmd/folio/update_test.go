@@ -319,7 +319,7 @@ func TestUpdateMigratesThenFindsNothingToDo(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	for _, want := range []string{"Processed:", "Migrated:          13", "Already current:   1", "Removed symlinks:  1", "Invalid:           2", "Skipped:           1", "Failed:            0", "Bytes moved:"} {
+	for _, want := range []string{"Processed:", "Migrated:          13", "Indexed:           0", "Already current:   1", "Removed symlinks:  1", "Invalid:           2", "Skipped:           1", "Failed:            0", "Bytes moved:", "; 0 B copied and verified, the rest renamed\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
@@ -384,6 +384,24 @@ func updIndexTS(t testing.TB, dir string) string {
 	var rec struct{ Timestamp string }
 	json.Unmarshal(first, &rec)
 	return rec.Timestamp
+}
+
+// TestUpdateCountsBytesByKind: the table splits the bytes moved by what
+// moved them, and says how much was copied rather than renamed.
+func TestUpdateCountsBytesByKind(t *testing.T) {
+	dir := t.TempDir()
+	updCollection(t, dir, 4)
+	r := updRun(t, dir, []string{"FOLIO_MIGRATE_COPY=1"}, "update", "--migrate-only")
+	if r.code != 0 {
+		t.Fatalf("update: exit %d\n%s", r.code, r.stderr)
+	}
+	m := regexp.MustCompile(`Bytes moved: +(\S+ \S+) \(\d+ files\)\n +migrated (\S+ \S+), invalid (\S+ \S+); (\S+ \S+) copied and verified, the rest renamed\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no split of the bytes moved:\n%s", r.stdout)
+	}
+	if m[4] != m[1] {
+		t.Errorf("with every folder copied, %s of %s were copied:\n%s", m[4], m[1], r.stdout)
+	}
 }
 
 func TestUpdatePartialAndLocked(t *testing.T) {
