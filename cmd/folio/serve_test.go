@@ -15,7 +15,7 @@ import (
 // exportServe starts a real 'folio serve' process on a free loopback port
 // and returns its base URL and a stop function that interrupts it (as
 // Ctrl-C does) and returns its exit code.
-func exportServe(t *testing.T, args ...string) (string, func() int) {
+func exportServe(t *testing.T, args ...string) (string, func() (int, string)) {
 	t.Helper()
 	cmd := exec.Command(folioBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -43,9 +43,9 @@ func exportServe(t *testing.T, args ...string) (string, func() int) {
 		t.Fatalf("folio serve printed no URL; stderr: %s", stderr.String())
 	}
 	stopped := false
-	stop := func() int {
+	stop := func() (int, string) {
 		if stopped {
-			return 0
+			return 0, ""
 		}
 		stopped = true
 		cmd.Process.Signal(syscall.SIGINT)
@@ -58,7 +58,7 @@ func exportServe(t *testing.T, args ...string) (string, func() int) {
 			t.Errorf("folio serve did not stop on SIGINT")
 			<-done
 		}
-		return cmd.ProcessState.ExitCode()
+		return cmd.ProcessState.ExitCode(), stderr.String()
 	}
 	t.Cleanup(func() { stop() })
 	return base, stop
@@ -99,8 +99,13 @@ func TestServeProcess(t *testing.T) {
 			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
 		}
 	}
-	if code := stop(); code != 130 {
+	// Ctrl-C: one calm line after the banner, exit 130.
+	code, errOut := stop()
+	if code != 130 {
 		t.Errorf("serve exit code after SIGINT: %d, want 130 (interrupted)", code)
+	}
+	if lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n"); lines[len(lines)-1] != "stopped" || strings.Contains(errOut, "folio:") {
+		t.Errorf("serve on SIGINT wrote:\n%s", errOut)
 	}
 }
 
