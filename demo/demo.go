@@ -60,6 +60,13 @@ type Result struct {
 	Export    export.Stats
 }
 
+// demoEdges are the awkward cases of real collections the demo shows the
+// migration handling: a folder without a database row, a row whose page
+// was never captured, the compatibility symlinks of ArchiveBox 0.8 and a
+// Finder .DS_Store. The hostile ones (garbage index files, truncated
+// names, unicode traps) stay in the tests.
+var demoEdges = []gen.Edge{gen.EdgeOrphan, gen.EdgeRowNoFolder, gen.EdgeCompatSymlinks, gen.EdgeDSStore}
+
 // Run builds, migrates, catalogs, lists and exports the demo collection.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Legacy == "" {
@@ -84,7 +91,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	p.Infof("[*] Writing a bundled ArchiveBox %s collection to %s", o.Legacy, dir)
-	lm, err := gen.Legacy(dir, gen.LegacyOptions{Version: o.Legacy, N: o.N, Seed: 1, Edges: gen.AllEdges})
+	lm, err := gen.Legacy(dir, gen.LegacyOptions{Version: o.Legacy, N: o.N, Seed: 1, Plain: true, Edges: demoEdges})
 	if err != nil {
 		return nil, fmt.Errorf("write the legacy collection: %w", err)
 	}
@@ -104,7 +111,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	p.Infof("[*] Adding %d snapshots in the current layout", o.Current)
-	if _, err := gen.Current(dir, gen.Options{N: o.Current, Seed: 2, Base: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}); err != nil {
+	if _, err := gen.Current(dir, gen.Options{N: o.Current, Seed: 2, Plain: true, Base: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}); err != nil {
 		return nil, fmt.Errorf("write current snapshots: %w", err)
 	}
 

@@ -51,6 +51,10 @@ type Options struct {
 	// For large benchmark trees.
 	Minimal bool
 
+	// Plain gives the snapshots believable titles, URLs and tags, for the
+	// demo; without it they are the odd and hostile values tests need.
+	Plain bool
+
 	// Text, with Minimal, still writes the text files search indexes
 	// (readability/content.txt and htmltotext/htmltotext.txt).
 	Text bool
@@ -315,6 +319,10 @@ func plan(o *Options, mach *machine, i int) (*snapshot, error) {
 
 		BookmarkedAt: bookmarked,
 		CreatedAt:    created,
+	}
+	if o.Plain { // after the draws above, so the rest is as without it
+		p := plainPageFor(i)
+		snap.URL, snap.Title, snap.Tags = p.url, p.title, p.tags
 	}
 	snap.CrawlID = archive.NewID(created.Add(-time.Second), ids)
 	if r.IntN(30) == 0 {

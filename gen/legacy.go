@@ -116,6 +116,9 @@ type LegacyOptions struct {
 	// NoDB writes folders only (no index.sqlite3); edge cases that need a
 	// row then describe folders without one.
 	NoDB bool
+	// Plain gives the ordinary snapshots believable titles, URLs and tags
+	// (for the demo).
+	Plain bool
 	// WAL leaves the database in WAL mode with its last rows only in
 	// index.sqlite3-wal (not checkpointed) and an -shm beside it.
 	WAL bool
@@ -459,6 +462,10 @@ func (g *legacyGen) ordinary(i int) error {
 	u := fmt.Sprintf("https://%s/page/%d?q=%d", host, i, i%7)
 	title := fmt.Sprintf("Page %d — ünïcode “title”", i)
 	tags := [][]string{{"news", "tech"}, {"tech"}, nil, {"long read", "ünï"}}[i%4]
+	if g.o.Plain {
+		p := plainPageFor(i + len(plainTopics)*len(plainSites)/2) // not the pages the current layout gets first
+		u, title, tags = p.url, p.title, p.tags
+	}
 	id := g.uuid()
 	r := &lgRow{id: g.storedID(id, i), url: u, ts: ts, title: sql.NullString{String: title, Valid: true}, tags: tags,
 		added: time.Unix(sec+30, 0).UTC(), bookmark: time.Unix(sec, 0).UTC(), status: "sealed"}

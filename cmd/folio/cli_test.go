@@ -210,8 +210,18 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
-	if csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url"); code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\n") {
+	csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url")
+	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\n") {
 		t.Errorf("the demo's table command: exit %d\n%s", code, csv)
+	}
+	// Its data reads like an archive; the hostile values stay in the tests.
+	for _, bad := range []string{"<script", "onerror", "Page 1 ", "{{", "xss", "\\t"} {
+		if strings.Contains(csv, bad) {
+			t.Errorf("the demo's snapshots hold %q:\n%s", bad, csv)
+		}
+	}
+	if !strings.Contains(csv, " - Wikipedia\",\"https://en.wikipedia.org/wiki/") {
+		t.Errorf("the demo's snapshots lack believable pages:\n%s", csv)
 	}
 	for _, p := range []string{"index.html", "index.jsonl", ".folio/catalog.sqlite3"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
