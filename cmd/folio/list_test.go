@@ -165,6 +165,7 @@ func TestListUsage(t *testing.T) {
 		{[]string{"export", "--page-size", "0"}, "folio: --page-size 0: at least 1"},
 		{[]string{"export", "--workers", "-1"}, "folio: --workers -1: at least 1 (or 0 for 8 per CPU)"},
 		{[]string{"export", "--templates", "/missing"}, "folio: --templates /missing: not a folder (it names a folder of templates that override the embedded ones)"},
+		{[]string{"update", "--migrate-only", "--resume", "notatimestamp"}, `folio: --resume "notatimestamp": want a legacy timestamp such as 1609459200.123456 (as an interrupted run prints it)`},
 	} {
 		r := catRun(t, dir, tc.args...).want(t, 2)
 		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
