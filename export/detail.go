@@ -1,0 +1,292 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html"
+	"html/template"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"folio/archive"
+)
+
+// snapshot reads one snapshot's records from its folder, writes its page
+// when dirty (copying the folder first for --out), and fills its row.
+func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
+	snap, results := s.records(it)
+	f := s.files(it.Dir)
+	outs := f.discover(results)
+	ss := s.snapStateOf(it)
+	switch {
+	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
+		// Its other captures are known once the stream has ended.
+		cp := *it // not it: a pointer would keep the whole page's batch alive
+		s.mu.Lock()
+		s.deferred = append(s.deferred, &cp)
+		s.mu.Unlock()
+		dirty = false
+	case dirty:
+		var err error
+		if ss, err = s.writeSnapshot(it, &snap, results, f, outs); err != nil {
+			return ss, err
+		}
+	default:
+		s.kept.Add(1)
+	}
+	*row = s.row(it, &snap, results, f, outs, from)
+	*sr = shardRow{relHref("", it.Dir+"/"+RootPage)[2:], row.Title, snap.URL, archive.TagString(snap.Tags),
+		row.Status, row.Date + " " + row.Time, row.Size, row.StatusLabel}
+	return ss, nil
+}
+
+// writeSnapshot writes a snapshot's page, copying its folder first for
+// --out.
+func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
+	ss := s.snapStateOf(it)
+	if !s.inPlace {
+		n, b, err := s.copySnapshot(it.Dir)
+		if err != nil {
+			return ss, err
+		}
+		ss.Files, ss.Bytes = n, b
+	}
+	if err := s.writeDetail(it, snap, results, f, outs, s.related(it)); err != nil {
+		return ss, err
+	}
+	s.written.Add(1)
+	return ss, nil
+}
+
+// detail writes the page of a deferred snapshot.
+func (s *site) detail(it *item) (snapState, error) {
+	snap, results := s.records(it)
+	f := s.files(it.Dir)
+	return s.writeSnapshot(it, &snap, results, f, f.discover(results))
+}
+
+// records returns the snapshot's record (from the catalog, which the
+// export brought up to date with the tree) and its results, read from the
+// folder itself: the tree is the truth, and a catalog row does not carry
+// every field of output_files.
+func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
+	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
+	switch it.IndexFile {
+	case archive.IndexFile:
+		if data, err := readFile(filepath.Join(dir, archive.IndexFile)); err == nil {
+			return it.Snapshot, parseResults(data)
+		}
+	case archive.LegacyIndexFile:
+		if li, err := archive.ReadLegacyIndex(dir); err == nil {
+			return it.Snapshot, li.Results
+		}
+	}
+	return it.Snapshot, nil
+}
+
+var resultMarker = []byte(`"ArchiveResult"`)
+
+// parseResults decodes the ArchiveResult records of an index.jsonl with
+// archive's decoder, as Index.Results would, looking only at the lines
+// that can be results (Process and Binary lines are skipped unread).
+func parseResults(data []byte) []archive.Result {
+	var out []archive.Result
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if !bytes.Contains(line, resultMarker) {
+			continue
+		}
+		r, ok := archive.DecodeResultLine(line)
+		if !ok {
+			continue
+		}
+		if !sort.SliceIsSorted(r.OutputFiles, func(a, b int) bool { return r.OutputFiles[a].Path < r.OutputFiles[b].Path }) {
+			sort.SliceStable(r.OutputFiles, func(a, b int) bool { return r.OutputFiles[a].Path < r.OutputFiles[b].Path })
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+type relatedItem struct {
+	Href, Title, Saved string
+	year               int
+}
+
+type relatedYear struct {
+	Year  int
+	Items []relatedItem
+}
+
+// maxRelated is how many other captures a page lists.
+const maxRelated = 25
+
+// related lists up to maxRelated other exported captures of the same URL,
+// newest first, grouped by year.
+func (s *site) related(it *item) []relatedYear {
+	h := hashString(it.Snapshot.URL)
+	if s.groups[h].n < 2 {
+		return nil // and captures, still being filled, is not touched
+	}
+	var out []relatedYear
+	n := 0
+	for _, c := range s.captures[h] {
+		if c.dir == it.Dir || c.url != it.Snapshot.URL || n >= maxRelated {
+			continue
+		}
+		n++
+		title := c.title
+		if title == "" {
+			title = c.url
+		}
+		r := relatedItem{Href: relHref(it.Dir, c.dir+"/"+RootPage), Title: truncate(html.UnescapeString(title), 110),
+			Saved: c.saved.Format("2006-01-02 15:04"), year: c.saved.Year()}
+		if len(out) == 0 || out[len(out)-1].Year != r.year {
+			out = append(out, relatedYear{Year: r.year})
+		}
+		out[len(out)-1].Items = append(out[len(out)-1].Items, r)
+	}
+	return out
+}
+
+type previewView struct {
+	Plugin, Href, Kind, Sandbox string
+}
+
+type cardView struct {
+	Plugin, Href, Path, Size, Kind, Ext, Sandbox string
+	Previewable                                  bool
+}
+
+type mediaView struct {
+	Type, Href, Name, Size string
+	Playable               bool
+}
+
+type detailView struct {
+	CSP, Site, RootHref, ManifestHref, SiteTitle, Version string
+	Title, URL, Saved, Status, StatusLabel, Size          string
+	Linkable                                              bool // URL is http(s): a link, else plain text
+	Tags                                                  []string
+	Favicon, FaviconFallbacks                             string
+	Preview                                               *previewView
+	Cards                                                 []cardView
+	Media                                                 []mediaView
+	Failed                                                []string
+	Notes                                                 template.HTML
+	Related                                               []relatedYear
+}
+
+func kindOf(p string) string {
+	e := ext(p)
+	switch {
+	case imageExts[e]:
+		return "image"
+	case htmlExts[e]:
+		return "html"
+	}
+	return "file"
+}
+
+func statusLabel(status string, hasOutputs bool) string {
+	if hasOutputs {
+		return "archived"
+	}
+	switch status {
+	case "queued":
+		return "queued"
+	case "started":
+		return "running"
+	case "paused":
+		return "paused"
+	case "sealed":
+		return "archived"
+	}
+	return "not yet archived"
+}
+
+func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, related []relatedYear) error {
+	dir := it.Dir
+	t := savedTime(snap)
+	title := html.UnescapeString(snap.Title)
+	if title == "" {
+		title = snap.URL
+		if len(outs) == 0 {
+			title = "Not yet archived..."
+		}
+	}
+	v := detailView{
+		CSP: CSP, Site: strings.TrimSuffix(relHref(dir, SiteDir+"/x"), "x"), RootHref: relHref(dir, RootPage),
+		ManifestHref: "./" + archive.IndexFile, SiteTitle: s.opts.Title, Version: s.opts.Version,
+		Title: title, URL: snap.URL, Linkable: webURL(snap.URL), Saved: t.Format("2006-01-02 15:04:05") + " UTC",
+		Status: snap.Status, StatusLabel: statusLabel(snap.Status, len(outs) > 0), Size: "—",
+		Tags: archive.NormalizeTags(snap.Tags),
+	}
+	if v.Status == "" {
+		v.Status = "unknown"
+	}
+	if snap.ArchiveSize > 0 {
+		v.Size = fileSize(snap.ArchiveSize)
+	}
+	v.Favicon, v.FaviconFallbacks = candidates(f, dir, "favicon/favicon.ico", "favicon.ico")
+	if pv := preview(outs); pv != nil {
+		kind := kindOf(pv.Ref.Rel)
+		v.Preview = &previewView{Plugin: pv.Plugin, Href: pv.Ref.From(dir), Kind: kind, Sandbox: s.sandbox}
+	}
+	for _, o := range ordered(outs) {
+		if hiddenCards[o.Plugin] || o.Ref.Size <= 0 {
+			continue
+		}
+		k := kindOf(o.Ref.Rel)
+		v.Cards = append(v.Cards, cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
+			Size: fileSize(o.Ref.Size), Kind: k, Ext: ext(o.Ref.Rel), Sandbox: s.sandbox,
+			Previewable: v.Preview != nil && v.Preview.Kind != "image" && k != "image"})
+	}
+	for _, m := range f.media(results) {
+		typ := "file"
+		if m.Video {
+			typ = "video"
+		} else if m.Audio {
+			typ = "audio"
+		}
+		v.Media = append(v.Media, mediaView{Type: typ, Href: m.Ref.From(dir), Name: m.Name, Size: fileSize(m.Ref.Size), Playable: m.Playable})
+	}
+	seenFailed := map[string]bool{}
+	for _, r := range results {
+		if archive.NormalizeStatus(r.Status) == archive.StatusFailed && r.Plugin != "" && !seenFailed[r.Plugin] {
+			seenFailed[r.Plugin] = true
+			v.Failed = append(v.Failed, r.Plugin)
+		}
+	}
+	if snap.Notes != "" {
+		var b bytes.Buffer
+		if err := s.md.Convert([]byte(snap.Notes), &b); err == nil {
+			v.Notes = template.HTML(b.String()) // goldmark without WithUnsafe drops raw HTML and unsafe links
+		}
+	}
+	v.Related = related
+	b := getBuffer()
+	defer putBuffer(b)
+	if s.tpl.Builtin {
+		renderSnapshot(b, &v)
+	} else if err := s.tpl.Snapshot.Execute(b, &v); err != nil {
+		return fmt.Errorf("render page of %s: %w", dir, err)
+	}
+	err := s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	if errors.Is(err, fs.ErrNotExist) { // a snapshot never captured: its folder is made
+		if err := os.MkdirAll(s.abs(dir), 0o755); err != nil {
+			return fmt.Errorf("export %s: %w", dir, err)
+		}
+		err = s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	}
+	return err
+}

@@ -1,0 +1,83 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"folio/templates"
+)
+
+func (s *site) writeAssets() error {
+	for _, name := range templates.Assets {
+		rel := SiteDir + "/" + name
+		data := s.tpl.Asset(name)
+		if old, err := os.ReadFile(s.abs(rel)); err == nil && bytes.Equal(old, data) && (!s.opts.Gzip || exists(s.abs(rel)+".gz")) {
+			continue
+		}
+		if err := s.writeGenerated(rel, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGenerated writes one generated file (atomically, so a hard link
+// into the collection is replaced, never written through) with its .gz
+// sibling when asked; without --gzip a stale sibling is removed.
+func (s *site) writeGenerated(rel string, data []byte) error {
+	p := s.abs(rel)
+	if err := s.batch.WriteFile(p, data, 0o644); err != nil {
+		return err
+	}
+	testEvent("write " + rel)
+	if s.opts.Gzip {
+		return s.writeGzip(p+".gz", data)
+	}
+	return s.removeGzip(p)
+}
+
+// removeGzip removes a stale .gz sibling of p, unless the previous export
+// to this folder ran with the same options (so without --gzip either),
+// when there is none.
+func (s *site) removeGzip(p string) error {
+	if s.last != nil && s.last.Key == s.key {
+		return nil
+	}
+	if err := unix.Unlink(p + ".gz"); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("remove %s.gz: %w", p, err)
+	}
+	return nil
+}
+
+// removeStalePages deletes root pages and shards past the last page.
+func (s *site) removeStalePages() error {
+	for _, d := range []struct{ dir, prefix, suffix string }{
+		{SiteDir, "page-", ".html"}, {SiteDir + "/search", "", ".js"}, {SiteDir + "/text", "", ".js"},
+	} {
+		entries, err := os.ReadDir(s.abs(d.dir))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := strings.TrimSuffix(e.Name(), ".gz")
+			if !strings.HasPrefix(name, d.prefix) || !strings.HasSuffix(name, d.suffix) {
+				continue
+			}
+			k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, d.prefix), d.suffix))
+			if err != nil || k <= s.pages || k < 1 {
+				continue
+			}
+			if err := os.Remove(s.abs(d.dir + "/" + e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove stale page %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
+
+	"folio/archive"
+)
+
+func pagePath(n int) string {
+	if n <= 1 {
+		return RootPage
+	}
+	return SiteDir + "/page-" + strconv.Itoa(n) + ".html"
+}
+
+func pageDir(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return SiteDir
+}
+
+// pageWritten reports whether root page n and its shards are on disk.
+func (s *site) pageWritten(n int) bool {
+	return exists(s.abs(pagePath(n))) && exists(s.abs(shardPath(n))) && exists(s.abs(textShardPath(n)))
+}
+
+// pageFP is what root page n and its shard depend on: its place among
+// the pages and the rows it lists.
+func pageFP(n, pages, total int, items []item) uint64 {
+	ph := newHasher().u64(uint64(n)).u64(uint64(pages)).u64(uint64(total))
+	for i := range items {
+		ph.u64(items[i].fp)
+	}
+	return ph.sum()
+}
+
+// page writes root page n and its search shard, and the snapshot pages of
+// its items that changed.
+func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
+	pfp := pageFP(n, s.pages, s.total, items)
+	for len(s.next.Pages) < n {
+		s.next.Pages = append(s.next.Pages, 0)
+	}
+	s.next.Pages[n-1] = pfp
+	pageDirty := s.prev == nil || n > len(s.prev.Pages) || s.prev.Pages[n-1] != pfp ||
+		!s.pageWritten(n)
+
+	rows := make([]rowView, len(items))
+	shard := make([]shardRow, len(items))
+	from := pageDir(n)
+	// The snapshots of the page run on the export's worker pool; the one
+	// that finishes last renders the root page and its shard, so pages
+	// overlap and no worker waits for a page to end.
+	var pending atomic.Int64
+	pending.Store(int64(len(items)) + 1)
+	finish := func() error {
+		if pending.Add(-1) != 0 {
+			return nil
+		}
+		if !pageDirty {
+			s.rootKept.Add(1)
+			return nil
+		}
+		if err := s.writeRootPage(n, rows); err != nil {
+			return err
+		}
+		if err := s.writeShard(n, shard); err != nil {
+			return err
+		}
+		if err := s.writeTextShard(ctx, n, items); err != nil {
+			return err
+		}
+		s.rootWritten.Add(1)
+		return nil
+	}
+	for i := range items {
+		it := &items[i]
+		it.page = n
+		h := hashString(it.Dir)
+		dirty := true
+		if s.prev != nil {
+			old, ok := s.prev.Snaps[h]
+			dirty = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
+			if !dirty {
+				old.Page = uint32(n)
+				s.setSnap(h, old)
+			}
+		}
+		if !dirty && !pageDirty {
+			s.kept.Add(1)
+			pending.Add(-1) // never the last: the final finish below is still to come
+			continue
+		}
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ss, err := s.snapshot(it, dirty, from, &rows[i], &shard[i])
+			if err != nil {
+				return err
+			}
+			if dirty {
+				s.setSnap(h, ss)
+			}
+			return finish()
+		})
+	}
+	g.Go(finish)
+}
+
+func (s *site) prevSnap(dir string) (snapState, bool) {
+	if s.prev == nil {
+		return snapState{}, false
+	}
+	ss, ok := s.prev.Snaps[hashString(dir)]
+	return ss, ok
+}
+
+func (s *site) setSnap(h uint64, ss snapState) {
+	s.mu.Lock()
+	s.next.Snaps[h] = ss
+	s.mu.Unlock()
+}
+
+func savedTime(s *archive.Snapshot) time.Time {
+	if !s.BookmarkedAt.IsZero() {
+		return s.BookmarkedAt.UTC()
+	}
+	if t, ok := archive.ParseTime(s.Timestamp); ok {
+		return t
+	}
+	return s.CreatedAt.UTC()
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func pending(status string) bool {
+	switch status {
+	case "queued", "started", "backoff":
+		return true
+	}
+	return false
+}
+
+type iconView struct{ Href, Plugin, Icon string }
+
+type rowView struct {
+	Status, StatusLabel            string // the record's status, and the words the pages show for it
+	Href, Saved, Date, Time, Epoch string
+	Pending                        bool
+	Preview, PreviewFallbacks      string
+	Favicon, FaviconFallbacks      string
+	Title, FullTitle, URL          string
+	Linkable                       bool // URL is http(s): a link, else plain text
+	Tags                           []string
+	Icons                          []iconView
+	SizeHref, Size                 string
+	Outputs                        int
+}
+
+func candidates(f *files, from string, rels ...string) (first, rest string) {
+	var hrefs []string
+	for _, r := range rels {
+		if ref := f.get(r); ref != nil && ref.Size > 0 {
+			hrefs = append(hrefs, ref.From(from))
+		}
+	}
+	if len(hrefs) == 0 {
+		return "", ""
+	}
+	return hrefs[0], strings.Join(hrefs[1:], ",")
+}
+
+func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, from string) rowView {
+	t := savedTime(snap)
+	title := snap.Title
+	if title == "" {
+		title = snap.URL
+	}
+	status := snap.Status
+	if status == "" {
+		status = "unknown"
+	}
+	r := rowView{
+		Status: status, Href: relHref(from, it.Dir+"/"+RootPage), Saved: archive.IsoTime(t),
+		Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Epoch: snap.Timestamp,
+		Pending: pending(snap.Status), Title: truncate(html.UnescapeString(title), 110), URL: snap.URL,
+		Linkable: webURL(snap.URL),
+		Tags:     archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
+		Outputs: it.NumOutputs, StatusLabel: statusLabel(snap.Status, len(outs) > 0),
+	}
+	if full := html.UnescapeString(title); full != r.Title {
+		r.FullTitle = full // the tooltip of a shortened title
+	}
+	if r.Epoch == "" {
+		r.Epoch = strconv.FormatInt(t.Unix(), 10)
+	}
+	if snap.ArchiveSize > 0 {
+		r.Size = fileSize(snap.ArchiveSize)
+	}
+	if !r.Pending {
+		r.Preview, r.PreviewFallbacks = candidates(f, from, "screenshot/screenshot.png", "screenshot.png")
+	}
+	r.Favicon, r.FaviconFallbacks = candidates(f, from, "favicon/favicon.ico", "favicon.ico")
+	byPlugin := map[string]*Ref{}
+	for _, o := range outs {
+		byPlugin[o.Plugin] = &o.Ref
+	}
+	var plugins []string
+	for p := range byPlugin {
+		plugins = append(plugins, p)
+	}
+	sort.Strings(plugins)
+	for _, p := range plugins {
+		icon, known := icons[p]
+		if !known {
+			icon = "folder"
+		}
+		if icon == "" {
+			continue
+		}
+		r.Icons = append(r.Icons, iconView{Href: byPlugin[p].From(from), Plugin: p, Icon: icon})
+	}
+	return r
+}
+
+type pageLink struct {
+	N            int
+	Href         string
+	Current, Gap bool
+}
+
+type rootView struct {
+	CSP, Site, DataRoot, RootHref, ManifestHref, Title, Version string
+	Total, Page, Pages                                          int
+	PrevHref, NextHref                                          string
+	PageLinks                                                   []pageLink
+	Rows                                                        []rowView
+}
+
+func (s *site) writeRootPage(n int, rows []rowView) error {
+	from := pageDir(n)
+	v := rootView{CSP: CSP, Title: s.opts.Title, Version: s.opts.Version, Total: s.total, Page: n, Pages: s.pages, Rows: rows,
+		RootHref: relHref(from, RootPage), ManifestHref: relHref(from, ManifestFile)}
+	v.Site = strings.TrimSuffix(relHref(from, SiteDir+"/x"), "x")
+	v.DataRoot = strings.TrimSuffix(relHref(from, "x"), "x")
+	if n > 1 {
+		v.PrevHref = relHref(from, pagePath(n-1))
+	}
+	if n < s.pages {
+		v.NextHref = relHref(from, pagePath(n+1))
+	}
+	last := 0
+	for k := 1; k <= s.pages; k++ {
+		if k <= 2 || k > s.pages-2 || k >= n-3 && k <= n+3 {
+			if last != 0 && k != last+1 {
+				v.PageLinks = append(v.PageLinks, pageLink{Gap: true})
+			}
+			v.PageLinks = append(v.PageLinks, pageLink{N: k, Href: relHref(from, pagePath(k)), Current: k == n})
+			last = k
+		}
+	}
+	b := getBuffer()
+	defer putBuffer(b)
+	if s.tpl.Builtin {
+		renderRoot(b, &v)
+	} else if err := s.tpl.Root.Execute(b, &v); err != nil {
+		return fmt.Errorf("render root page %d: %w", n, err)
+	}
+	return s.writeGenerated(pagePath(n), b.Bytes())
+}
