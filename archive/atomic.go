@@ -215,18 +215,24 @@ func ReadRegular(path string) ([]byte, error) {
 // kind. With nofollow a symlink fails with ELOOP. Errors are
 // *fs.PathError.
 func OpenRegular(path string, nofollow bool) (int, unix.Stat_t, error) {
+	return OpenRegularAt(unix.AT_FDCWD, path, nofollow)
+}
+
+// OpenRegularAt is OpenRegular for name below the open folder dirfd
+// (unix.AT_FDCWD: the current directory); errors name name.
+func OpenRegularAt(dirfd int, name string, nofollow bool) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
 	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
 	if nofollow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, err := unix.Open(path, flags, 0)
+	fd, err := unix.Openat(dirfd, name, flags, 0)
 	if err != nil {
-		return -1, st, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, st, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, st, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return -1, st, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
@@ -237,7 +243,7 @@ func OpenRegular(path string, nofollow bool) (int, unix.Stat_t, error) {
 		err = fmt.Errorf("%w (%s)", ErrNotRegular, FileKind(st.Mode))
 	}
 	unix.Close(fd)
-	return -1, st, &fs.PathError{Op: "read", Path: path, Err: err}
+	return -1, st, &fs.PathError{Op: "read", Path: name, Err: err}
 }
 
 // FileKind names the kind of special file a stat mode describes: "fifo",

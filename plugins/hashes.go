@@ -78,6 +78,10 @@ func walkFiles(dir string, skip map[string]bool) ([]fileEntry, error) {
 // hashSkipped are the folders hashes.json leaves out.
 var hashSkipped = map[string]bool{"hashes": true, ".git": true, "__pycache__": true}
 
+// HashSkipped reports whether hashes.json leaves out the folders named
+// name, at any depth (plugins spec §3.8).
+func HashSkipped(name string) bool { return hashSkipped[name] }
+
 // HashTree computes hashes.json of the folder dir as of now: the document
 // (2-space indent, Python's ensure_ascii escaping), its root hash and the
 // total size of the files.

@@ -24,9 +24,6 @@ import (
 // hashesFile is where a snapshot folder keeps its manifest.
 const hashesFile = "hashes/hashes.json"
 
-// skipped are the folders hashes.json leaves out, at any depth.
-var skipped = map[string]bool{"hashes": true, ".git": true, "__pycache__": true}
-
 // mutable are the root files a snapshot rewrites after hashes.json is
 // written (each result appends to index.jsonl; index.json and index.html
 // are written when the snapshot is sealed). The index check covers them.
@@ -101,7 +98,7 @@ func (ch *checker) run(ctx context.Context) folderReport {
 	case noManifest:
 		m = nil
 	case err != nil:
-		ch.problem(Manifest, hashesFile, "%v", err)
+		ch.problem(Manifest, hashesFile, "%v", unwrapPath(err))
 		m = nil
 	default:
 		ch.rep.hashes = true
@@ -132,37 +129,19 @@ func (ch *checker) run(ctx context.Context) folderReport {
 	return ch.rep
 }
 
-// readFile reads the regular file name of the open folder dirfd whole.
+// readFile reads the regular file name of the open folder dirfd whole,
+// and returns its stat.
 func (ch *checker) readFile(dirfd int, name string) ([]byte, *unix.Stat_t, error) {
-	fd, err := openAt(dirfd, name)
+	fd, st, err := archive.OpenRegularAt(dirfd, name, true)
 	if err != nil {
-		return nil, nil, errnoErr(err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, nil, errors.New("not a regular file")
+	defer unix.Close(fd)
+	data, err := archive.ReadFd(fd, st.Size)
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
-	data := make([]byte, 0, st.Size+1)
-	for {
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if n == 0 {
-			return data, &st, nil
-		}
-		data = data[:len(data)+n]
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-	}
+	return data, &st, nil
 }
 
 // readManifest reads hashes/hashes.json of the open folder dirfd.
@@ -187,7 +166,7 @@ func (ch *checker) checkIndex(dirfd int) {
 		return
 	}
 	if err != nil {
-		ch.problem(Unreadable, name, "%v", err)
+		ch.problem(Unreadable, name, "%v", unwrapPath(err))
 		return
 	}
 	if name == archive.IndexFile {
@@ -241,7 +220,7 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *manifest,
 			r = rel + "/" + name
 		}
 		if archive.IsTemp(name) {
-			ch.problem(Temp, r, "left by a write that never finished; nothing refers to it")
+			ch.problem(Temp, r, "%s", tempDetail)
 			continue
 		}
 		fd, err := openAt(dirfd, name)
@@ -255,7 +234,7 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *manifest,
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			ch.problem(Unreadable, r, "stat: %v", err)
-		} else if st.Mode&unix.S_IFMT == unix.S_IFDIR && !skipped[name] {
+		} else if st.Mode&unix.S_IFMT == unix.S_IFDIR && !plugins.HashSkipped(name) {
 			ch.scan(ctx, fd, r, m, seen)
 		} else if st.Mode&unix.S_IFMT == unix.S_IFREG && m != nil && !(rel == "" && mutable[name]) {
 			ch.check(fd, r, st.Size, m, seen)
@@ -310,7 +289,7 @@ func (ch *checker) check(fd int, rel string, size int64, m *manifest, seen map[s
 // inSkipped reports whether rel lies in a folder hashes.json leaves out.
 func inSkipped(rel string) bool {
 	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
-		if skipped[path.Base(d)] {
+		if plugins.HashSkipped(path.Base(d)) {
 			return true
 		}
 	}
@@ -351,14 +330,6 @@ func openAt(dirfd int, name string) (int, error) {
 			return fd, err
 		}
 	}
-}
-
-// errnoErr lets ENOENT satisfy errors.Is(err, fs.ErrNotExist).
-func errnoErr(err error) error {
-	if err == unix.ENOENT {
-		return fs.ErrNotExist
-	}
-	return err
 }
 
 // writeHashes writes hashes/hashes.json for a folder that has none.
