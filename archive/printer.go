@@ -1,6 +1,9 @@
 package archive
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Printer is how long-running work reports to the user. Core packages never
 // print; the CLI implements Printer (a progress line on a terminal, plain
@@ -36,4 +39,13 @@ func HumanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Shorten cuts s to at most n characters for people, ending it with "…"
+// when it was cut.
+func Shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

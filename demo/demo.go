@@ -137,9 +137,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if title == "" {
 			title = "(no title)"
 		}
-		if r := []rune(title); len(r) > 50 {
-			title = string(r[:49]) + "…"
-		}
+		title = archive.Shorten(title, 50)
 		_, err := fmt.Fprintf(o.Out, "  %s  %-50s  %s\n", e.Snapshot.BookmarkedAt.Format("2006-01-02"), title, e.Snapshot.URL)
 		return err
 	})

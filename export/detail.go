@@ -148,7 +148,7 @@ func (s *site) related(it *item) []relatedYear {
 		if title == "" {
 			title = c.url
 		}
-		r := relatedItem{Href: relHref(it.Dir, c.dir+"/"+RootPage), Title: truncate(html.UnescapeString(title), 110),
+		r := relatedItem{Href: relHref(it.Dir, c.dir+"/"+RootPage), Title: archive.Shorten(html.UnescapeString(title), 110),
 			Saved: c.saved.Format("2006-01-02 15:04"), year: c.saved.Year()}
 		if len(out) == 0 || out[len(out)-1].Year != r.year {
 			out = append(out, relatedYear{Year: r.year})

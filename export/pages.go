@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -143,14 +142,6 @@ func savedTime(s *archive.Snapshot) time.Time {
 	return s.CreatedAt.UTC()
 }
 
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 func pending(status string) bool {
 	switch status {
 	case "queued", "started", "backoff":
@@ -201,7 +192,7 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 	r := rowView{
 		Status: status, Href: relHref(from, it.Dir+"/"+RootPage), Saved: archive.IsoTime(t),
 		Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Epoch: snap.Timestamp,
-		Pending: pending(snap.Status), Title: truncate(html.UnescapeString(title), 110), URL: snap.URL,
+		Pending: pending(snap.Status), Title: archive.Shorten(html.UnescapeString(title), 110), URL: snap.URL,
 		Linkable: webURL(snap.URL),
 		Tags:     archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
 		Outputs: it.NumOutputs, StatusLabel: statusLabel(snap.Status, len(outs) > 0),

@@ -131,7 +131,7 @@ func searchText(n int, en catalog.Entry) string {
 		title = en.Dir
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d. %s\n", n, shorten(oneLine(title), maxTitle))
+	fmt.Fprintf(&b, "%d. %s\n", n, archive.Shorten(oneLine(title), maxTitle))
 	if en.Snapshot.URL != "" && en.Snapshot.URL != title {
 		fmt.Fprintf(&b, "   %s\n", en.Snapshot.URL)
 	}
@@ -155,14 +155,6 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // maxTitle is how much of a title a result shows: a line or two.
 const maxTitle = 160
-
-// shorten cuts s to max characters, ending it with "…" when it was cut.
-func shorten(s string, max int) string {
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
 
 // searchRecord is the entry's Snapshot record with "snippet" and "rank"
 // added, in the record's own style, and a newline.
