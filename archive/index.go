@@ -110,7 +110,7 @@ func classify(t []byte) (info LineInfo, bare Object) {
 	case t[0] == '{':
 		var r rawRecord
 		if !r.scan(t) {
-			return LineInfo{Problem: "invalid JSON: " + invalidObject(t).Error()}, nil
+			return LineInfo{Problem: "invalid JSON: " + invalidJSON(t, "object").Error()}, nil
 		}
 		if info.Kind = r.kind(); info.Kind == "" {
 			return LineInfo{Problem: "record has no type"}, nil

@@ -72,7 +72,7 @@ func ParseObject(data []byte) (Object, error) {
 	}) {
 		return obj, nil
 	}
-	return nil, invalidObject(data)
+	return nil, invalidJSON(data, "object")
 }
 
 // ParseArray splits one JSON array (surrounding JSON whitespace allowed)
@@ -83,18 +83,15 @@ func ParseArray(data []byte) ([]json.RawMessage, error) {
 	if scanElements(data, func(val []byte) { out = append(out, val[:len(val):len(val)]) }) {
 		return out, nil
 	}
-	if json.Valid(data) {
-		return nil, errors.New("not a JSON array")
-	}
-	var v any
-	return nil, json.Unmarshal(data, &v)
+	return nil, invalidJSON(data, "array")
 }
 
-// invalidObject explains why data is not one JSON object. It runs only for
-// rejected input, so it can afford encoding/json.
-func invalidObject(data []byte) error {
+// invalidJSON explains why data is not one JSON value of the kind what
+// ("object", "array"). It runs only for rejected input, so it can afford
+// encoding/json.
+func invalidJSON(data []byte, what string) error {
 	if json.Valid(data) {
-		return errors.New("not a JSON object")
+		return errors.New("not a JSON " + what)
 	}
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
