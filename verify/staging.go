@@ -46,17 +46,21 @@ func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
 		if !archive.IsTemp(name) {
 			continue
 		}
-		p := Problem{Kind: Temp, Path: parent + "/" + name, Detail: "temp file of a write that never finished; nothing refers to it"}
+		p := Problem{Kind: Temp, Path: parent + "/" + name, Detail: tempDetail}
 		var st unix.Stat_t
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			p.Kind = Staging
-			p.Detail = "staging folder of a copy that never finished; the copy's source was not deleted"
+			of := ""
 			if i := strings.Index(name, archive.TempMarker); i > 1 && name[0] == '.' {
 				p.Snapshot = parent + "/" + name[1:i]
-				p.Detail = "staging folder of a copy of " + name[1:i] + " that never finished; the copy's source was not deleted"
+				of = " of " + name[1:i]
 			}
+			p.Kind = Staging
+			p.Detail = "staging folder of a copy" + of + " that never finished; the copy's source was not deleted"
 		}
 		out = append(out, p)
 	}
 	return out
 }
+
+// tempDetail is what a temp file is, wherever it is found.
+const tempDetail = "temp file of a write that never finished; nothing refers to it"

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,20 +84,18 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 		return err
 	}
 	defer cat.Close()
-	var entries []catalog.Entry
-	legacy := false
-	if err := cat.Each(ctx, q, func(en catalog.Entry) error {
-		en.Record = nil // not needed; a million of them would be a GiB
-		entries = append(entries, en)
-		legacy = legacy || en.Layout == catalog.LayoutLegacy
-		return nil
-	}); err != nil {
+	entries, err := collect(cmd, cat, q)
+	if err != nil {
 		return queryUsage(err)
 	}
-	if legacy {
-		if opts.Migrated, err = migrated(cmd, cat); err != nil {
-			return err
+	if slices.ContainsFunc(entries, func(en catalog.Entry) bool { return en.Layout == catalog.LayoutLegacy }) {
+		all := entries // every snapshot, when nothing was selected
+		if narrowed {
+			if all, err = collect(cmd, cat, catalog.Query{}); err != nil {
+				return err
+			}
 		}
+		opts.Migrated = migrated(all)
 	}
 	if opts.Workers == 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -155,17 +154,28 @@ func notInCatalog(n int) string {
 	return fmt.Sprintf("%d snapshot folders on disk are not in the catalog (run 'folio reindex')", n)
 }
 
+// collect lists the snapshots q selects, their records left out (verify
+// does not need them; a million would be a GiB).
+func collect(cmd *cobra.Command, cat *catalog.Catalog, q catalog.Query) ([]catalog.Entry, error) {
+	var out []catalog.Entry
+	err := cat.Each(cmd.Context(), q, func(en catalog.Entry) error {
+		en.Record = nil
+		out = append(out, en)
+		return nil
+	})
+	return out, err
+}
+
 // migrated maps the current layout's snapshots by URL and timestamp, so
 // that a legacy folder already migrated is told from one still to move.
-func migrated(cmd *cobra.Command, cat *catalog.Catalog) (map[string]string, error) {
+func migrated(entries []catalog.Entry) map[string]string {
 	m := map[string]string{}
-	err := cat.Each(cmd.Context(), catalog.Query{}, func(en catalog.Entry) error {
+	for _, en := range entries {
 		if en.Layout == catalog.LayoutCurrent && en.Snapshot.Timestamp != "" {
 			m[en.Snapshot.URL+"\x00"+en.Snapshot.Timestamp] = en.Dir
 		}
-		return nil
-	})
-	return m, err
+	}
+	return m
 }
 
 // writeVerifySummary prints the table that ends a verify.

@@ -211,6 +211,11 @@ func TestVerifyChecksTheCatalogAndLeftovers(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", line, r.stdout)
 		}
 	}
+	// Selected alone, the legacy folder is still known to be left behind.
+	r = catRun(t, dir, "verify", "-f", "timestamp", "1609459200.123456").want(t, 3)
+	if want := "legacy     archive/1609459200.123456: already migrated to " + moved + "; this copy was left behind\n"; r.stdout != want {
+		t.Errorf("verify of the legacy folder alone:\n%s", r.stdout)
+	}
 }
 
 func TestVerifyWritesHashesArchiveBoxReads(t *testing.T) {
