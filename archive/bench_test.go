@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 var benchLine = []byte(`{"type": "Snapshot", "schema_version": "0.9.4", "id": "0190f3c2a1b27c3d8e4f5a6b7c8d9e0f", "crawl_id": null, "url": "https://example.com/a/b?c=d", "title": "Caf\u00e9 and a fairly long title for a page", "tags": "a-tag,z-tag", "bookmarked_at": "2024-07-20T10:00:00.123456+00:00", "created_at": "2024-07-20T10:00:00.123456+00:00", "timestamp": "1721469600.123456", "depth": 0, "status": "sealed", "fs_version": "0.9.4", "archive_size": 20480, "output_size": 20480}

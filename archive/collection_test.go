@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 func TestInitRefusesForeignDirectory(t *testing.T) {

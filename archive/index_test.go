@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 func TestParseIndexRules(t *testing.T) {

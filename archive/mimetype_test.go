@@ -3,7 +3,7 @@ package archive_test
 import (
 	"testing"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 func TestMimetype(t *testing.T) {

@@ -23,10 +23,10 @@ import (
 	"sync"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/capture/input"
-	"folio/plugins"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/capture/input"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // ErrNoURLs means the input held no URL folio could archive.

@@ -6,10 +6,10 @@ import (
 	"path"
 	"sync"
 
-	"folio/archive"
-	"folio/capture/input"
-	"folio/layout"
-	"folio/plugins"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/capture/input"
+	"github.com/folio-archive/folio/layout"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // queue hands snapshots to the workers, at most limit of one domain at a

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 func snap(url string) *snapshot { return &snapshot{rec: archive.Snapshot{URL: url}} }

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"folio/archive"
-	"folio/plugins"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // WriteTable writes the run's summary: what was added, and per plugin how

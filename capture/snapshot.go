@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"folio/archive"
-	"folio/capture/input"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/capture/input"
+	"github.com/folio-archive/folio/layout"
 )
 
 // snapshot is one snapshot folder being captured: its index.jsonl held in

@@ -14,14 +14,14 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/capture"
-	"folio/export"
-	"folio/fixtures"
-	"folio/gen"
-	"folio/migrate"
-	"folio/plugins"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/capture"
+	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/fixtures"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/migrate"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // Options configure Run.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"folio/archive"
-	"folio/export"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/gen"
 )
 
 // BenchmarkFullExport exports a generated collection of 2000 snapshots in

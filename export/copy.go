@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // copySnapshot mirrors a snapshot folder into the --out export: every file

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // maxDelta bounds the snapshots a re-export takes from the catalog's

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // generatedFile is one file an export wrote, as a later export may find it.

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // snapshot reads one snapshot's records from its folder, writes its page

@@ -24,9 +24,9 @@ import (
 	"github.com/yuin/goldmark"
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/templates"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/templates"
 )
 
 // Options says what to export and where.

@@ -19,10 +19,10 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"folio/archive"
-	"folio/export"
-	"folio/gen"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/layout"
 )
 
 // generated makes a collection of n synthetic snapshots (odd names,

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/templates"
+	"github.com/folio-archive/folio/templates"
 )
 
 func (s *site) writeAssets() error {

@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"folio/layout"
+	"github.com/folio-archive/folio/layout"
 )
 
 // safeChars are the bytes a link keeps unencoded besides ASCII letters and

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // The root index.jsonl holds one record per exported snapshot in the form

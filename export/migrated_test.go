@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"folio/archive"
-	"folio/export"
-	"folio/gen"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/migrate"
 )
 
 // TestLinkCheckMigrated exports collections written by every legacy

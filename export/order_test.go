@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // TestStateAfterSync checks the crash-safety order of an export: every

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Display rules of ArchiveBox's static export (formats spec §5.3-§5.5 and

@@ -14,8 +14,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // writeGzip writes the gzip sibling of a generated file.

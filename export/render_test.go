@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"folio/templates"
+	"github.com/folio-archive/folio/templates"
 )
 
 // hostile are strings every field of a page takes in turn: markup,

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"folio/archive"
-	"folio/export"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/export"
 )
 
 func get(t *testing.T, srv *httptest.Server, path string, hdr map[string]string) (*http.Response, []byte) {

@@ -9,8 +9,8 @@ import (
 	"io/fs"
 	"os"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // state is what an export remembers for the next one: a fingerprint per

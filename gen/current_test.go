@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/layout"
 )
 
 func generate(t *testing.T, o gen.Options) *gen.Manifest {

@@ -21,8 +21,8 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Legacy collection versions gen.Legacy writes.

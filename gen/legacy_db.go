@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"folio/layout"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Django-style schemas of ArchiveBox's index.sqlite3, per version (formats

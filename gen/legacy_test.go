@@ -9,7 +9,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 // The same options give the same bytes, database included.

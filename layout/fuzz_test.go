@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"folio/layout"
+	"github.com/folio-archive/folio/layout"
 )
 
 func FuzzDomain(f *testing.F) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/layout"
+	"github.com/folio-archive/folio/layout"
 )
 
 func TestDomain(t *testing.T) {

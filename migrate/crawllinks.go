@@ -8,7 +8,7 @@ import (
 	"path"
 	"path/filepath"
 
-	"folio/layout"
+	"github.com/folio-archive/folio/layout"
 )
 
 // crawlLink returns the crawl symlink of a snapshot at dest (both slash

@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"os"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // checkDrained is the check after a run that nothing was left behind: it

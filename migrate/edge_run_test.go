@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // Formats spec §7 edge cases and bad input, through Run on small

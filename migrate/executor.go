@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // executor runs a Plan.

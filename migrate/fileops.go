@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // The copy path touches every file of a snapshot several times (walk,

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // cleanTitle normalises a title candidate as ArchiveBox's reconciliation

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // indexOnly writes the index.jsonl of a snapshot whose folder is (or is to

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 func fuzzIDs() archive.IDSource {

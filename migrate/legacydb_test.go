@@ -12,9 +12,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/migrate"
 )
 
 func sha(t *testing.T, p string) string {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/migrate"
 )
 
 // linePrinter keeps every line a run prints.

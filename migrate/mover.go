@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Errors of the mover. Each is wrapped with the path it concerns.

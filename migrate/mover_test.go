@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // snapshotTree describes every entry under root: kind, mode, mtime (for

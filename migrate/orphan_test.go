@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Orphaned folders (no database row) share one "[migration] orphaned

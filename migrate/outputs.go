@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // runnerFiles are the files a capture runner leaves in a plugin folder

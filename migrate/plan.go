@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Action says what the migration does with one entry of a Plan.

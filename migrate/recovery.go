@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // recover finishes or rolls back the entries an interrupted run left

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // relocate moves the folder of step s to its destination: rename when

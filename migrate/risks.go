@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // CheckRisks looks at the folders the plan's moves, merges and invalid/

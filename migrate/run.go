@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Options configure Run.

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 var testNow = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)

@@ -11,7 +11,7 @@ package migrate
 import (
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Item is one snapshot that needs work: a legacy folder to move, a dashed

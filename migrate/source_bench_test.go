@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/migrate"
 )
 
 // bench10k is one generated 0.7 collection of 10,000 snapshots with ten

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/layout"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/layout"
+	"github.com/folio-archive/folio/migrate"
 )
 
 func generate(t *testing.T, o gen.LegacyOptions) (*gen.LegacyManifest, *migrate.Inventory) {

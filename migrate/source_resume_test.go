@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/layout"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/layout"
+	"github.com/folio-archive/folio/migrate"
 )
 
 func otherIDs() archive.IDSource {

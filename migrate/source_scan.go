@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Scan reads the collection c — its legacy index.sqlite3 if any, every

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
-	"folio/layout"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/layout"
+	"github.com/folio-archive/folio/migrate"
 )
 
 var testNow = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Stats is what a migration did.

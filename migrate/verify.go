@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/layout"
+	"github.com/folio-archive/folio/layout"
 )
 
 // verifyTree checks that everything under src is also under dst: every

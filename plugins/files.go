@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Staticfile saves a URL that is not a page (a PDF, an image, an archive)

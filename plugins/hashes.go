@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Hashes writes hashes/hashes.json: a sha256 Merkle tree of every file of

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // writeHook writes an executable shell hook at <root>/<plugin>/<name>.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // The plugins that read the snapshot's loaded tab (plugins spec §2.2).

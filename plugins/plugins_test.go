@@ -17,8 +17,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"folio/archive"
-	"folio/fixtures"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/fixtures"
 )
 
 // The tests here drive the real Chromium against the fixture site on

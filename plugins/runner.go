@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Runner runs the selected plugins over one snapshot at a time, in order,

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // SingleFile writes singlefile/singlefile.html: the rendered DOM as one

@@ -16,9 +16,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/plugins"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // hashesFile is where a snapshot folder keeps its manifest.

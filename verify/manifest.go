@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // manifest is a snapshot's hashes/hashes.json: ArchiveBox's Merkle form

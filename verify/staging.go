@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // parentFolders lists the folders that hold the entries' folders, each

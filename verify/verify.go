@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // Kind names what is wrong. Every kind is a problem: a verify that finds

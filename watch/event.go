@@ -17,8 +17,8 @@ package watch
 import (
 	"strings"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Kind says what an event is about, from its path alone.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // Handler applies batches to a collection's catalog and, when Export is

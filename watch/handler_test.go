@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/gen"
-	"folio/watch"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/watch"
 )
 
 var sprintf = fmt.Sprintf

@@ -14,7 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Options controls a Watcher.

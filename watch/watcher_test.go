@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/watch"
+	"github.com/folio-archive/folio/watch"
 )
 
 // TestWatcherPollsWhatItCannotWatch runs the real watcher with fewer

@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/gen"
 )
 
 // benchN is the size of the generated tree the benchmarks run on; the

@@ -31,7 +31,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the

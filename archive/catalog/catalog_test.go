@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/gen"
 )
 
 var ctx = context.Background()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // changed returns the sorted, deduplicated folders Changed names since g.

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Drift is how far the catalog is from the tree, found by a stat-only walk

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 func catalogDirs(t testing.TB, cat *catalog.Catalog) []string {

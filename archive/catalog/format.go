@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Output formats of a listing.

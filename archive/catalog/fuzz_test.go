@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 var fuzzSeeds = []string{

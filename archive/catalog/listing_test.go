@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // TestReindexTrustsOnlyUnchangedListings runs reindexes whose clock is an

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Entry is one cataloged snapshot folder.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Problem is a snapshot folder or index file that could not be read, or

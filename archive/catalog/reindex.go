@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // ReindexOptions controls Reindex.

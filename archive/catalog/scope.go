@@ -8,8 +8,8 @@ import (
 	"path"
 	"strings"
 
-	"folio/archive"
-	"folio/layout"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // Depths, in slash-separated parts, of the folders of the current layout:

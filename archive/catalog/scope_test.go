@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // TestScopedReindex: a reindex scoped to some folders handles exactly

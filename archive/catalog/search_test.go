@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // searchTree writes snapshots whose words live in different places: the

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // A reindex makes one directory listing per folder above the snapshot

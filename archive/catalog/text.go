@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/plugins"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // MaxText is how much capture text is indexed per snapshot: the first

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"folio/capture/input"
+	"github.com/folio-archive/folio/capture/input"
 )
 
 // FuzzParse checks that no input makes Parse panic, that every item it

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/capture/input"
+	"github.com/folio-archive/folio/capture/input"
 )
 
 const base = "http://127.0.0.1:8080"

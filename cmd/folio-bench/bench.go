@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 // Suite is one group of measurements. Each suite lives in its own file and

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 // TestMain lets the test binary act as folio-bench's measuring helper,

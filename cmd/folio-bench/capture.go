@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"folio/fixtures"
-	"folio/plugins"
+	"github.com/folio-archive/folio/fixtures"
+	"github.com/folio-archive/folio/plugins"
 )
 
 func init() {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/exec"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 func init() {

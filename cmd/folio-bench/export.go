@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 func init() {

@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&names, "suite", "", "comma-separated suites to run (default all: "+strings.Join(suiteNames(), ",")+")")
 	fs.BoolVar(&keep, "keep", false, "keep the scratch directory (its path is printed)")
 	fs.BoolVar(&asJSON, "json", false, "print the rows as JSON on stdout instead of the table")
-	fs.StringVar(&folio, "folio", "", "folio binary to measure (default: go build folio/cmd/folio)")
+	fs.StringVar(&folio, "folio", "", "folio binary to measure (default: go build github.com/folio-archive/folio/cmd/folio)")
 	fs.StringVar(&workDir, "work", "", "scratch directory to use and keep; collections generated there with the same options are reused (default a new temporary directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: folio-bench [flags]\n\nfolio-bench measures folio against its speed goals, each beside a baseline\nmeasured in the same run.\n\nsuites:\n")
@@ -111,10 +111,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if folio == "" {
 		folio = filepath.Join(b.Work, "folio-under-test")
 		fmt.Fprintf(stderr, "building folio\n")
-		build := exec.CommandContext(ctx, "go", "build", "-o", folio, "folio/cmd/folio")
+		build := exec.CommandContext(ctx, "go", "build", "-o", folio, "github.com/folio-archive/folio/cmd/folio")
 		build.Stdout, build.Stderr = stderr, stderr
 		if err := build.Run(); err != nil {
-			fmt.Fprintf(stderr, "folio-bench: go build folio/cmd/folio: %v\n", err)
+			fmt.Fprintf(stderr, "folio-bench: go build github.com/folio-archive/folio/cmd/folio: %v\n", err)
 			return 1
 		}
 	} else if folio, err = filepath.Abs(folio); err != nil {

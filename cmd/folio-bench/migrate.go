@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 func init() {

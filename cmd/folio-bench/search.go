@@ -13,8 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 func init() {

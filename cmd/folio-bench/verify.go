@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 func init() {

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/gen"
 )
 
 func init() {

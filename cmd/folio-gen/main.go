@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/term"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 func TestGenerate(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/archive"
-	"folio/capture"
-	"folio/capture/input"
-	"folio/plugins"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/capture"
+	"github.com/folio-archive/folio/capture/input"
+	"github.com/folio-archive/folio/plugins"
 )
 
 func init() { commands = append(commands, newAddCmd) }

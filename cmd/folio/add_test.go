@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/fixtures"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/fixtures"
 )
 
 // The tests of `folio add` run the real binary with the real Chromium

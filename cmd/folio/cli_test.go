@@ -30,7 +30,7 @@ func folioBin(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(filepath.Dir(exe), "folio-test-bin")
-		out, err := exec.Command("go", "build", "-o", binPath, "folio/cmd/folio").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/folio-archive/folio/cmd/folio").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -154,7 +154,7 @@ func TestVersionCommand(t *testing.T) {
 	}
 	// make build stamps the version it passes in.
 	stamped := filepath.Join(t.TempDir(), "folio")
-	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v1.2.3-stamped", "-o", stamped, "folio/cmd/folio").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v1.2.3-stamped", "-o", stamped, "github.com/folio-archive/folio/cmd/folio").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(stamped, "version", "--short").Output(); err != nil || string(out) != "v1.2.3-stamped\n" {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/demo"
+	"github.com/folio-archive/folio/demo"
 )
 
 func init() { commands = append(commands, newDemoCmd) }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/export"
+	"github.com/folio-archive/folio/export"
 )
 
 func init() { commands = append(commands, newExportCmd) }

@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/klauspost/compress/zstd"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 // exportCollection generates n snapshots and retitles the oldest one that has a

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 func init() { commands = append(commands, newInitCmd) }

@@ -16,8 +16,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // lookOut is where TestExportLooksRight leaves its screenshots for a

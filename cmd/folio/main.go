@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // Exit codes, the command contract of PRODUCT.md.

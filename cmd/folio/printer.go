@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // printer writes messages to stderr. On a terminal, progress is one line

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 type catResult struct {

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 func init() { commands = append(commands, newRemoveCmd) }

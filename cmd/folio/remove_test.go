@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // listed returns the URLs of the snapshots folio list prints, with how

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // env holds what every command shares: the global flags and the streams.

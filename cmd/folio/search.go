@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/archive"
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 func init() { commands = append(commands, newSearchCmd) }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
+	"github.com/folio-archive/folio/archive"
 )
 
 // addTitled writes a snapshot titled title into the collection at dir

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"folio/archive/catalog"
+	"github.com/folio-archive/folio/archive/catalog"
 )
 
 // selection is the choice of snapshots that list, export and the other

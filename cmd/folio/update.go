@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/layout"
-	"folio/migrate"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/layout"
+	"github.com/folio-archive/folio/migrate"
 )
 
 func init() { commands = append(commands, newUpdateCmd) }

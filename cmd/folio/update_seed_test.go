@@ -11,8 +11,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"folio/gen"
-	"folio/layout"
+	"github.com/folio-archive/folio/gen"
+	"github.com/folio-archive/folio/layout"
 )
 
 // These tests seed collections the way ArchiveBox's own migration tests

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/archive"
-	"folio/archive/catalog"
-	"folio/verify"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/verify"
 )
 
 func init() { commands = append(commands, newVerifyCmd) }

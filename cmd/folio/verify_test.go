@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"folio/archive"
-	"folio/gen"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // verifyCollection generates n snapshots with their payload files and

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"folio/archive"
-	"folio/export"
-	"folio/watch"
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/watch"
 )
 
 func init() { commands = append(commands, newWatchCmd) }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"folio/gen"
+	"github.com/folio-archive/folio/gen"
 )
 
 // process is a folio process whose stderr lines are kept as they come.
