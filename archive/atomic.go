@@ -21,6 +21,18 @@ const TempMarker = ".folio-tmp-"
 // IsTemp reports whether name is a temporary file of an unfinished write.
 func IsTemp(name string) bool { return strings.Contains(name, TempMarker) }
 
+// IsStaging reports whether name is a staging folder's: ".<name>" and
+// TempMarker and a suffix, where a copy builds a folder before renaming it
+// to <name>.
+func IsStaging(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Index(name, TempMarker) > 1
+}
+
+// StagedName is the name the staging folder name was to be renamed to.
+func StagedName(name string) string {
+	return name[1:strings.Index(name, TempMarker)]
+}
+
 // WriteFile writes data to path atomically: a uniquely named temp file in
 // the same folder is written, length-checked, synced and renamed over path,
 // then the folder is synced. On any error the temp file is removed and path

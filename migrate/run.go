@@ -123,6 +123,9 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	x.protect(plan)
 	x.forget(plan)
 	if opts.DryRun {
+		if n := len(inv.Staging); n > 0 {
+			x.p.Infof("[*] Staging folders of interrupted copies: %d, each removed once its every file is found in its source or destination", n)
+		}
 		if err := plan.CheckRisks(ctx, c, opts.Workers); err != nil {
 			return nil, err
 		}
@@ -134,6 +137,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 		return x.st, nil
 	}
 	x.st.Current = int64(plan.Current)
+	x.settleStaging(inv.Staging, plan)
 	err = x.execute(ctx, plan)
 	x.dirs.tidy()
 	if err == nil && ctx.Err() == nil {

@@ -109,6 +109,9 @@ type Inventory struct {
 	// Current counts snapshots already at the current layout (a compact-id
 	// folder with an index.jsonl) that need no work.
 	Current int
+	// Staging are the staging folders of copies a crash interrupted, found
+	// beside the snapshot and crawl folders (see settleStaging).
+	Staging []string
 
 	// rows are the legacy database's rows by timestamp and deferred the
 	// legacy folder names this scan left for a later run (--resume, or

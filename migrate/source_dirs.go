@@ -163,13 +163,14 @@ type crawlDir struct {
 }
 
 // walkCurrent lists archive/users/<user>/{snapshots,crawls}/<date>/<domain>/<id>
-// folders. Symlinked folders at any level are projections, not snapshots,
-// and are not followed.
-func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, []crawlDir, error) {
+// folders, and the staging folders of interrupted copies beside them.
+// Symlinked folders at any level are projections, not snapshots, and are
+// not followed.
+func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, []crawlDir, []string, error) {
 	usersAbs := filepath.Join(root, filepath.FromSlash(archive.UsersDir))
 	users, err := readDirs(usersAbs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	type job struct{ user, kind, date string }
 	var jobs []job
@@ -177,7 +178,7 @@ func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, [
 		for _, kind := range []string{"snapshots", "crawls"} {
 			dates, err := readDirs(filepath.Join(usersAbs, u, kind))
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			for _, d := range dates {
 				jobs = append(jobs, job{u, kind, d})
@@ -187,6 +188,7 @@ func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, [
 	var mu sync.Mutex
 	var snaps []currentDir
 	var crawls []crawlDir
+	var staging []string
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	for _, j := range jobs {
@@ -201,12 +203,17 @@ func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, [
 			}
 			var ls []currentDir
 			var lc []crawlDir
+			var lst []string
 			for _, dom := range domains {
 				names, err := readDirs(filepath.Join(dateAbs, dom))
 				if err != nil {
 					return err
 				}
 				for _, name := range names {
+					if archive.IsStaging(name) {
+						lst = append(lst, path.Join(archive.UsersDir, j.user, j.kind, j.date, dom, name))
+						continue
+					}
 					id, ok := layout.ParseID(name)
 					if !ok || (!layout.IsCompactID(name) && !layout.IsDashedID(name)) {
 						continue
@@ -229,14 +236,15 @@ func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, [
 			mu.Lock()
 			snaps = append(snaps, ls...)
 			crawls = append(crawls, lc...)
+			staging = append(staging, lst...)
 			mu.Unlock()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return snaps, crawls, nil
+	return snaps, crawls, staging, nil
 }
 
 // readDirs returns the names of the real (non-symlink) directories in dir;

@@ -50,10 +50,11 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 	if err != nil {
 		return nil, err
 	}
-	cur, crawlDirs, err := walkCurrent(ctx, c.Dir, opts.Workers)
+	cur, crawlDirs, staging, err := walkCurrent(ctx, c.Dir, opts.Workers)
 	if err != nil {
 		return nil, err
 	}
+	s.inv.Staging = staging
 	s.crawlDirs = map[string]crawlDir{}
 	for _, cd := range crawlDirs {
 		if old, ok := s.crawlDirs[cd.id]; !ok || (old.dashed && !cd.dashed) {

@@ -3,7 +3,6 @@ package verify
 import (
 	"path"
 	"sort"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -50,9 +49,9 @@ func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
 		var st unix.Stat_t
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			of := ""
-			if i := strings.Index(name, archive.TempMarker); i > 1 && name[0] == '.' {
-				p.Snapshot = parent + "/" + name[1:i]
-				of = " of " + name[1:i]
+			if archive.IsStaging(name) {
+				p.Snapshot = parent + "/" + archive.StagedName(name)
+				of = " of " + archive.StagedName(name)
 			}
 			p.Kind = Staging
 			p.Detail = "staging folder of a copy" + of + " that never finished; the copy's source was not deleted"

@@ -22,6 +22,7 @@ type Drift struct {
 	Changed    int       // folders whose index file changed since it was cataloged
 	Gone       int       // catalog rows whose folder is gone
 	Unreadable int       // folders that could not be cataloged and are unchanged since
+	Staging    int       // staging folders of copies a crash interrupted (folio update settles them)
 	Problems   []Problem // folders that could not be listed, and the stored problems of unreadable folders
 }
 
@@ -76,6 +77,7 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 	d.Scanned = int(w.scanned.Load())
 	d.Legacy = int(w.legacy.Load())
 	d.Unreadable = int(w.unreadable.Load())
+	d.Staging = int(w.staging.Load())
 	d.Problems = w.problems
 	return d, nil
 }

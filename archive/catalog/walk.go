@@ -69,6 +69,7 @@ type walker struct {
 	legacy     atomic.Int64 // legacy folders listed in archive/, hidden ones left out
 	unchanged  atomic.Int64
 	unreadable atomic.Int64 // unchanged folders that could not be cataloged before
+	staging    atomic.Int64 // staging folders of interrupted copies beside snapshot folders
 
 	// listings are the catalog's listings of date folders; those
 	// listed again whose ctime is before trustBefore (ns) are kept in
@@ -279,6 +280,20 @@ func (w *walker) dirs(rel string, entries []dirent) []string {
 	return out
 }
 
+// snapshotDirs is dirs for a domain folder, keeping the staging folders
+// of interrupted copies (archive.IsStaging): its listing remembers them,
+// so a walk that trusts it still counts them.
+func (w *walker) snapshotDirs(rel string, entries []dirent) []string {
+	var out []string
+	parent := w.abs(rel)
+	for _, e := range entries {
+		if (!archive.IsTemp(e.name) || archive.IsStaging(e.name)) && e.isDir(parent) {
+			out = append(out, e.name)
+		}
+	}
+	return out
+}
+
 func (w *walker) abs(rel string) string { return w.root + "/" + rel }
 
 // readDir lists a folder relative to the data dir (see unlisted for one
@@ -409,7 +424,7 @@ func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string,
 			w.unlisted(rel, err)
 			return found, rec, false
 		}
-		ids = strings.Join(w.dirs(rel, entries), "/")
+		ids = strings.Join(w.snapshotDirs(rel, entries), "/")
 		if st.Ctim.Nano() >= w.trustBefore {
 			stamp = "" // listed again next time
 		}
@@ -417,6 +432,10 @@ func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string,
 	rec = append(append(append(append(append(rec, name...), '/'), stamp...), '/'), ids...)
 	rec = append(rec, 0)
 	for id := range strings.SplitSeq(ids, "/") {
+		if archive.IsStaging(id) {
+			w.staging.Add(1)
+			continue
+		}
 		if id != "" {
 			found = append(found, folder{dir: rel + "/" + id, layout: LayoutCurrent, user: user, name: id,
 				pre: stampAt(fd, name+"/"+id+"/"+archive.IndexFile)})

@@ -29,6 +29,7 @@ type statusReport struct {
 	CatalogOrphans   int            `json:"catalog_rows_without_folder"`
 	Unreadable       int            `json:"unreadable"`
 	Invalid          int            `json:"invalid"`
+	Staging          int            `json:"staging_folders"`
 	CatalogBuilt     *time.Time     `json:"catalog_built_at"`
 	CatalogUpdated   *time.Time     `json:"catalog_updated_at"`
 	Stale            bool           `json:"stale"`
@@ -46,6 +47,7 @@ archive/<timestamp> folders still waiting for 'folio update --migrate-only' (fro
 one listing of archive/, so also before the first reindex), the
 folders on disk the catalog does not know and the catalog rows whose folder is
 gone (a stat-only walk: no index file is read), the entries of invalid/, the
+staging folders a copy interrupted by a crash left beside snapshot folders, the
 catalog's age, the disk use recorded in the catalog, and the command that comes
 next.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -79,7 +81,7 @@ next.`,
 				Snapshots: st.Snapshots, ByStatus: st.ByStatus, ByLayout: st.ByLayout,
 				LegacyToMigrate: d.Legacy, LegacyNoIndex: st.LegacyNoIndex,
 				Results: st.Results, OnDiskNotIndexed: d.New, ChangedOnDisk: d.Changed,
-				CatalogOrphans: d.Gone, Unreadable: d.Unreadable, Invalid: invalid, Stale: d.Stale(), DiskUse: st.ArchiveSize,
+				CatalogOrphans: d.Gone, Unreadable: d.Unreadable, Invalid: invalid, Staging: d.Staging, Stale: d.Stale(), DiskUse: st.ArchiveSize,
 			}
 			if !st.BuiltAt.IsZero() {
 				r.CatalogBuilt = &st.BuiltAt
@@ -102,10 +104,11 @@ next.`,
 }
 
 // next says which command comes next: the migration while legacy
-// folders wait, else a reindex while the catalog lags behind the tree.
+// folders wait or an interrupted copy left its staging folder, else a
+// reindex while the catalog lags behind the tree.
 func (r statusReport) next() string {
 	switch {
-	case r.LegacyToMigrate > 0:
+	case r.LegacyToMigrate > 0 || r.Staging > 0:
 		return "folio update --migrate-only (add --dry-run to see the plan first)"
 	case r.Stale:
 		return "folio reindex"
@@ -121,6 +124,9 @@ func (r statusReport) print(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "not in catalog     %d folders on disk, %d changed since cataloged, %d catalog rows without a folder\n", r.OnDiskNotIndexed, r.ChangedOnDisk, r.CatalogOrphans)
 	fmt.Fprintf(w, "unreadable         %d (snapshot folders without a readable index; the warnings above say why for each)\n", r.Unreadable)
 	fmt.Fprintf(w, "invalid            %d\n", r.Invalid)
+	if r.Staging > 0 {
+		fmt.Fprintf(w, "interrupted        %s of copies a crash cut short (their sources are intact; the migration settles them)\n", plural(r.Staging, "staging folder"))
+	}
 	age := "never built"
 	if r.CatalogUpdated != nil {
 		age = fmt.Sprintf("updated %s (%s ago)", r.CatalogUpdated.Format(time.RFC3339), now.Sub(*r.CatalogUpdated).Round(time.Second))

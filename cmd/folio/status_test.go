@@ -19,6 +19,7 @@ type catStatus struct {
 	CatalogOrphans   int            `json:"catalog_rows_without_folder"`
 	Unreadable       int            `json:"unreadable"`
 	Invalid          int            `json:"invalid"`
+	Staging          int            `json:"staging_folders"`
 	CatalogBuilt     *string        `json:"catalog_built_at"`
 	CatalogUpdated   *string        `json:"catalog_updated_at"`
 	Stale            bool           `json:"stale"`
