@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+
+	"github.com/folio-archive/folio/layout"
 )
 
 // IndexFile is the per-snapshot index file name.
@@ -273,6 +275,44 @@ func (ix *Index) AddResult(r Result) {
 		}
 	}
 	ix.lines = append(ix.lines, line{obj: r.fields(), kind: TypeArchiveResult})
+}
+
+// CompactResultIDs rewrites the ids of ArchiveResult records from the
+// dashed form ArchiveBox's 0.9 development versions wrote (36 characters)
+// to the compact 32-hex form of 0.9.4, which stores, writes and matches
+// ids as strings in that form: the record's id always, its snapshot_id
+// when it names snapshot (given compact). Only those two values change;
+// every other key keeps its place and bytes, schema_version included (it
+// says which version wrote the record). It returns how many records
+// changed.
+func (ix *Index) CompactResultIDs(snapshot string) int {
+	n := 0
+	for i := range ix.lines {
+		l := &ix.lines[i]
+		if l.kind != TypeArchiveResult {
+			continue
+		}
+		obj := append(Object(nil), l.object()...)
+		changed := false
+		for _, key := range []string{"id", "snapshot_id"} {
+			raw, ok := obj.Get(key)
+			if !ok {
+				continue
+			}
+			v := stringValue(raw)
+			id, ok := layout.ParseID(v)
+			if !ok || !layout.IsDashedID(v) || key == "snapshot_id" && id != snapshot {
+				continue
+			}
+			obj.Set(key, json.RawMessage(`"`+id+`"`))
+			changed = true
+		}
+		if changed {
+			*l = line{obj: obj, kind: TypeArchiveResult}
+			n++
+		}
+	}
+	return n
 }
 
 // Append adds a line that folio keeps verbatim (a record of another type or

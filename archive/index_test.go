@@ -224,3 +224,33 @@ func FuzzParseLegacyIndex(f *testing.F) {
 		_, _ = archive.ParseLegacyIndex(data)
 	})
 }
+
+func TestCompactResultIDs(t *testing.T) {
+	const snap = "0190f3c2a1b27c3d8e4f5a6b7c8d9e0f"
+	in := `{"type": "Snapshot", "id": "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "url": "https://example.net/"}
+{"type": "ArchiveResult", "schema_version": "0.9.31rc1", "id": "0190f3c5-1111-7000-8000-00000000000a", "snapshot_id": "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "plugin": "screenshot", "custom": {"nested":  [1, 2.50]}, "process_id": "0190f3c6-2222-7000-8000-00000000000b"}
+{"type": "ArchiveResult", "id": "0190f3c5111170008000000000000009", "snapshot_id": "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "plugin": "dom"}
+{"type": "ArchiveResult", "id": "not-a-uuid", "snapshot_id": "0190ffff-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "plugin": "pdf"}
+{"type": "Process", "id": "0190f3c6-2222-7000-8000-00000000000b"}
+`
+	ix, err := archive.ParseIndex([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.CompactResultIDs(snap); n != 2 {
+		t.Errorf("changed %d records, want 2", n)
+	}
+	want := `{"type": "Snapshot", "id": "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "url": "https://example.net/"}
+{"type": "ArchiveResult", "schema_version": "0.9.31rc1", "id": "0190f3c511117000800000000000000a", "snapshot_id": "0190f3c2a1b27c3d8e4f5a6b7c8d9e0f", "plugin": "screenshot", "custom": {"nested":  [1, 2.50]}, "process_id": "0190f3c6-2222-7000-8000-00000000000b"}
+{"type": "ArchiveResult", "id": "0190f3c5111170008000000000000009", "snapshot_id": "0190f3c2a1b27c3d8e4f5a6b7c8d9e0f", "plugin": "dom"}
+{"type": "ArchiveResult", "id": "not-a-uuid", "snapshot_id": "0190ffff-a1b2-7c3d-8e4f-5a6b7c8d9e0f", "plugin": "pdf"}
+{"type": "Process", "id": "0190f3c6-2222-7000-8000-00000000000b"}
+`
+	if got := string(ix.Bytes()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// A second pass finds nothing left to change.
+	if n := ix.CompactResultIDs(snap); n != 0 {
+		t.Errorf("second pass changed %d records", n)
+	}
+}

@@ -129,8 +129,9 @@ func readOptional(p string) ([]byte, error) {
 // file (if any) with the Snapshot record merged (unknown keys survive),
 // the item's foreign lines kept verbatim, and its results added (a result
 // already present, by id or by plugin, hook and start time, is not
-// repeated). size is the bytes of the snapshot's files, used as
-// archive_size when the item has none.
+// repeated), and the dashed ids of its results made compact, as the
+// folder's name is (see archive.Index.CompactResultIDs). The payload's
+// size is used as archive_size when the item has none.
 func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 	ix, _ := archive.ParseIndex(existing)
 	size := payloadBytes(tree)
@@ -168,6 +169,7 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 		}
 		ix.AddResult(r)
 	}
+	ix.CompactResultIDs(snap.ID)
 	return ix.Bytes(), nil
 }
 

@@ -487,3 +487,28 @@ func TestPlanInvalidSuffixesMergesAndLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCompactsResultIDsOfDashedFolder: a 0.9 development folder's
+// results name themselves and their snapshot with dashed ids; once the
+// folder takes its compact name they say the compact ids 0.9.4 matches
+// by, while every other key, the writer's schema_version and the Process
+// lines they point to stay as they were.
+func TestRunCompactsResultIDsOfDashedFolder(t *testing.T) {
+	dir := t.TempDir()
+	buildCollection(t, dir)
+	idx := filepath.Join(dir, "archive/users/system/snapshots/20240101/example.net", dashedSnap, "index.jsonl")
+	f, err := os.OpenFile(idx, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"type": "ArchiveResult", "schema_version": "0.9.31rc1", "id": "0190f3c5-1111-7000-8000-00000000000a", "snapshot_id": "` + dashedSnap + `", "plugin": "screenshot", "hook_name": "on_Snapshot__50_screenshot.js", "status": "succeeded", "output_str": "screenshot.png", "start_ts": "2024-01-01T10:00:01+00:00", "end_ts": "2024-01-01T10:00:02+00:00", "process_id": "0190f3c6-2222-7000-8000-00000000000b", "custom": {"kept":  true}}` + "\n")
+	must(t, err)
+	must(t, f.Close())
+	c, _ := archive.Open(dir)
+	if _, err := Run(context.Background(), c, runOpts(testIDs())); !errors.Is(err, archive.ErrPartial) {
+		t.Fatal(err)
+	}
+	_, _, lines := readIndexFile(t, filepath.Join(dir, "archive/users/system/snapshots/20240101/example.net", compactSnap, "index.jsonl"))
+	want := `{"type": "ArchiveResult", "schema_version": "0.9.31rc1", "id": "0190f3c511117000800000000000000a", "snapshot_id": "` + compactSnap + `", "plugin": "screenshot", "hook_name": "on_Snapshot__50_screenshot.js", "status": "succeeded", "output_str": "screenshot.png", "start_ts": "2024-01-01T10:00:01+00:00", "end_ts": "2024-01-01T10:00:02+00:00", "process_id": "0190f3c6-2222-7000-8000-00000000000b", "custom": {"kept":  true}}`
+	if !containsLine(lines, want) {
+		t.Errorf("index lacks\n%s\nit holds:\n%s", want, strings.Join(lines, "\n"))
+	}
+}
