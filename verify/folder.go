@@ -21,9 +21,6 @@ import (
 	"github.com/folio-archive/folio/plugins"
 )
 
-// hashesFile is where a snapshot folder keeps its manifest.
-const hashesFile = "hashes/hashes.json"
-
 // mutable are the root files a snapshot rewrites after hashes.json is
 // written (each result appends to index.jsonl; index.json and index.html
 // are written when the snapshot is sealed). The index check covers them.
@@ -98,29 +95,29 @@ func (ch *checker) run(ctx context.Context) folderReport {
 	case noManifest:
 		m = nil
 	case err != nil:
-		ch.problem(Manifest, hashesFile, "%v", unwrapPath(err))
+		ch.problem(Manifest, archive.HashesFile, "%v", unwrapPath(err))
 		m = nil
 	default:
 		ch.rep.hashes = true
-		if m.root != "" && !slices.Contains(m.leaves, "") {
-			if got := plugins.MerkleRoot(plugins.MerkleLevels(m.leaves)); got != m.root {
-				ch.problem(Manifest, hashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.root, got)
+		if m.Root != "" && !slices.Contains(m.Leaves, "") {
+			if got := plugins.MerkleRoot(plugins.MerkleLevels(m.Leaves)); got != m.Root {
+				ch.problem(Manifest, archive.HashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.Root, got)
 			}
 		}
 	}
 	var seen map[string]bool
 	if m != nil {
-		seen = make(map[string]bool, len(m.files))
+		seen = make(map[string]bool, len(m.Files))
 	}
 	ch.scan(ctx, fd, "", m, seen)
 	if m != nil {
-		for _, rel := range m.order {
+		for _, rel := range m.Order {
 			if !seen[rel] && !mutable[rel] && !inSkipped(rel) {
 				size := ""
-				if n := m.files[rel].size; n >= 0 {
+				if n := m.Files[rel].Size; n >= 0 {
 					size = " (" + archive.HumanBytes(n) + ")"
 				}
-				ch.problem(Missing, rel, "listed in %s%s but not in the folder", hashesFile, size)
+				ch.problem(Missing, rel, "listed in %s%s but not in the folder", archive.HashesFile, size)
 			}
 		}
 	} else if noManifest && ch.opts.WriteHashes && ch.e.Layout == catalog.LayoutCurrent && ctx.Err() == nil {
@@ -145,12 +142,12 @@ func (ch *checker) readFile(dirfd int, name string) ([]byte, *unix.Stat_t, error
 }
 
 // readManifest reads hashes/hashes.json of the open folder dirfd.
-func (ch *checker) readManifest(dirfd int) (*manifest, error) {
-	data, _, err := ch.readFile(dirfd, hashesFile)
+func (ch *checker) readManifest(dirfd int) (*archive.Hashes, error) {
+	data, _, err := ch.readFile(dirfd, archive.HashesFile)
 	if err != nil {
 		return nil, err
 	}
-	return parseManifest(data)
+	return archive.ParseHashes(data)
 }
 
 // checkIndex checks the snapshot's index file and that the catalog read
@@ -205,7 +202,7 @@ func (ch *checker) checkLegacy() {
 // marking what it finds in seen. Files are opened relative to their
 // folder and read through raw system calls: a snapshot folder is mostly
 // small files, and their cost is in the calls, not in the hashing.
-func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *manifest, seen map[string]bool) {
+func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.Hashes, seen map[string]bool) {
 	names, err := ch.names(dirfd)
 	if err != nil {
 		ch.problem(Unreadable, rel, "list: %v", err)
@@ -260,18 +257,18 @@ func (sc *scratch) names(dirfd int) ([]string, error) {
 
 // check compares the open regular file fd, rel in the folder, with the
 // manifest: listed, same size, same sha256.
-func (ch *checker) check(fd int, rel string, size int64, m *manifest, seen map[string]bool) {
-	want, ok := m.files[rel]
+func (ch *checker) check(fd int, rel string, size int64, m *archive.Hashes, seen map[string]bool) {
+	want, ok := m.Files[rel]
 	if !ok {
-		ch.problem(Extra, rel, "not listed in %s (%s)", hashesFile, archive.HumanBytes(size))
+		ch.problem(Extra, rel, "not listed in %s (%s)", archive.HashesFile, archive.HumanBytes(size))
 		return
 	}
 	seen[rel] = true
-	if want.size >= 0 && want.size != size {
-		ch.problem(Changed, rel, "size %d, %s says %d", size, hashesFile, want.size)
+	if want.Size >= 0 && want.Size != size {
+		ch.problem(Changed, rel, "size %d, %s says %d", size, archive.HashesFile, want.Size)
 		return
 	}
-	if want.hash == "" || want.hash == unreadableHash {
+	if want.Hash == "" || want.Hash == unreadableHash {
 		return // nothing to compare with but the size
 	}
 	got, err := ch.hash(fd, size)
@@ -279,8 +276,8 @@ func (ch *checker) check(fd int, rel string, size int64, m *manifest, seen map[s
 		ch.problem(Unreadable, rel, "read: %v", err)
 		return
 	}
-	if got != want.hash {
-		ch.problem(Changed, rel, "sha256 %.12s…, %s says %.12s…", got, hashesFile, want.hash)
+	if got != want.Hash {
+		ch.problem(Changed, rel, "sha256 %.12s…, %s says %.12s…", got, archive.HashesFile, want.Hash)
 	}
 	ch.rep.files++
 	ch.rep.bytes += size
@@ -339,10 +336,10 @@ func (ch *checker) writeHashes(ctx context.Context, dir string) {
 		err = os.MkdirAll(filepath.Join(dir, "hashes"), 0o755)
 	}
 	if err == nil {
-		err = archive.WriteFile(filepath.Join(dir, filepath.FromSlash(hashesFile)), doc, 0o644)
+		err = archive.WriteFile(filepath.Join(dir, filepath.FromSlash(archive.HashesFile)), doc, 0o644)
 	}
 	if err != nil {
-		ch.problem(Unreadable, hashesFile, "write: %v", err)
+		ch.problem(Unreadable, archive.HashesFile, "write: %v", err)
 		return
 	}
 	ch.rep.wrote = true

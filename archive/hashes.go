@@ -1,4 +1,4 @@
-package verify
+package archive
 
 import (
 	"bytes"
@@ -8,41 +8,42 @@ import (
 	"path"
 	"strconv"
 	"strings"
-
-	"github.com/folio-archive/folio/archive"
 )
 
-// manifest is a snapshot's hashes/hashes.json: ArchiveBox's Merkle form
+// HashesFile is where a snapshot folder keeps its manifest of file hashes.
+const HashesFile = "hashes/hashes.json"
+
+// Hashes is a snapshot's hashes/hashes.json: ArchiveBox's Merkle form
 // {"root_hash","tree_levels","files":[{path,hash,size}],"metadata"}, or
 // the older {"<path>": {size, hash, mime_type}} map its readers accept.
-type manifest struct {
-	files  map[string]entry
-	order  []string // file paths as listed
-	leaves []string // their hashes, in order (Merkle form)
-	root   string   // root_hash, "" in the map form
+type Hashes struct {
+	Files  map[string]HashEntry
+	Order  []string // file paths as listed
+	Leaves []string // their hashes, in order (Merkle form)
+	Root   string   // root_hash, "" in the map form
 }
 
-// entry is one listed file; size -1 and hash "" when not given.
-type entry struct {
-	size int64
-	hash string
+// HashEntry is one listed file; Size -1 and Hash "" when not given.
+type HashEntry struct {
+	Size int64
+	Hash string
 }
 
 // rawEntry is one listed file as written, in every spelling ArchiveBox's
 // readers accept: path (or the map's key), hash or hash_sha256, size,
 // num_bytes or bytes, is_dir or mime_type inode/directory.
-type rawEntry archive.Object
+type rawEntry Object
 
-func (r rawEntry) entry() entry {
-	o := archive.Object(r)
-	e := entry{size: -1, hash: strings.ToLower(o.String("hash"))}
-	if e.hash == "" {
-		e.hash = strings.ToLower(o.String("hash_sha256"))
+func (r rawEntry) entry() HashEntry {
+	o := Object(r)
+	e := HashEntry{Size: -1, Hash: strings.ToLower(o.String("hash"))}
+	if e.Hash == "" {
+		e.Hash = strings.ToLower(o.String("hash_sha256"))
 	}
 	for _, k := range []string{"size", "num_bytes", "bytes"} {
 		if raw, ok := o.Get(k); ok {
 			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-				e.size = n
+				e.Size = n
 				break
 			}
 		}
@@ -51,21 +52,21 @@ func (r rawEntry) entry() entry {
 }
 
 func (r rawEntry) dir(key string) bool {
-	o := archive.Object(r)
+	o := Object(r)
 	isDir, _ := o.Get("is_dir")
 	return string(isDir) == "true" || o.String("mime_type") == "inode/directory" || strings.HasSuffix(key, "/")
 }
 
-// parseManifest reads hashes.json with folio's JSON scanner (encoding/json
+// ParseHashes reads hashes.json with folio's JSON scanner (encoding/json
 // would be a tenth of a verify's time): ArchiveBox's form, whose
 // tree_levels are skipped (the root is recomputed from the files), or the
 // older map of files.
-func parseManifest(data []byte) (*manifest, error) {
-	top, err := archive.ParseObject(data)
+func ParseHashes(data []byte) (*Hashes, error) {
+	top, err := ParseObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("not a JSON object: %v", jsonProblem(data, err))
 	}
-	m := &manifest{files: map[string]entry{}}
+	m := &Hashes{Files: map[string]HashEntry{}}
 	add := func(key string, r rawEntry) error {
 		if key == "." || key == "" || r.dir(key) {
 			return nil
@@ -75,20 +76,20 @@ func parseManifest(data []byte) (*manifest, error) {
 			return fmt.Errorf("lists %q, a path outside the snapshot folder", key)
 		}
 		e := r.entry()
-		if _, dup := m.files[rel]; !dup {
-			m.order = append(m.order, rel)
+		if _, dup := m.Files[rel]; !dup {
+			m.Order = append(m.Order, rel)
 		}
-		m.files[rel] = e
-		m.leaves = append(m.leaves, e.hash)
+		m.Files[rel] = e
+		m.Leaves = append(m.Leaves, e.Hash)
 		return nil
 	}
 	if files, ok := top.Get("files"); ok && bytes.HasPrefix(files, []byte("[")) {
-		list, err := archive.ParseArray(files)
+		list, err := ParseArray(files)
 		if err != nil {
 			return nil, fmt.Errorf("its files list cannot be read: %v", err)
 		}
 		for i, raw := range list {
-			obj, err := archive.ParseObject(raw)
+			obj, err := ParseObject(raw)
 			if err != nil {
 				return nil, fmt.Errorf("file %d of its files list is not an object", i+1)
 			}
@@ -101,14 +102,14 @@ func parseManifest(data []byte) (*manifest, error) {
 			}
 		}
 		if raw, ok := top.Get("root_hash"); ok {
-			if m.root = top.String("root_hash"); m.root == "" && string(raw) != `""` {
+			if m.Root = top.String("root_hash"); m.Root == "" && string(raw) != `""` {
 				return nil, errors.New("its root_hash is not a string")
 			}
 		}
 		return m, nil
 	}
 	for _, member := range top {
-		obj, err := archive.ParseObject(member.Value)
+		obj, err := ParseObject(member.Value)
 		if err != nil {
 			return nil, fmt.Errorf("entry %q is not an object", member.Key)
 		}
@@ -116,7 +117,7 @@ func parseManifest(data []byte) (*manifest, error) {
 			return nil, err
 		}
 	}
-	m.leaves = nil // the map form has no order and no tree
+	m.Leaves = nil // the map form has no order and no tree
 	return m, nil
 }
 

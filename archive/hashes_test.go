@@ -1,27 +1,29 @@
-package verify
+package archive_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/folio-archive/folio/archive"
 )
 
-func TestParseManifestForms(t *testing.T) {
+func TestParseHashesForms(t *testing.T) {
 	// The older map form: sizes under any of their names, folders left out.
-	m, err := parseManifest([]byte(`{".": {"size": 0}, "media/": {"mime_type": "inode/directory"},
+	m, err := archive.ParseHashes([]byte(`{".": {"size": 0}, "media/": {"mime_type": "inode/directory"},
 		"screenshot.png": {"num_bytes": 12, "hash_sha256": "ABC"}, "output.pdf": {"size": 7, "mime_type": "application/pdf"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.files) != 2 || m.files["screenshot.png"] != (entry{12, "abc"}) || m.files["output.pdf"] != (entry{7, ""}) || m.root != "" {
+	if len(m.Files) != 2 || m.Files["screenshot.png"] != (archive.HashEntry{12, "abc"}) || m.Files["output.pdf"] != (archive.HashEntry{7, ""}) || m.Root != "" {
 		t.Errorf("map form: %+v", m)
 	}
 	// ArchiveBox's form: files in order, is_dir entries left out.
-	m, err = parseManifest([]byte(`{"root_hash": "r", "tree_levels": [["x"]], "files": [
+	m, err = archive.ParseHashes([]byte(`{"root_hash": "r", "tree_levels": [["x"]], "files": [
 		{"path": "a/b.txt", "hash": "h1", "size": 3}, {"path": "a", "is_dir": true}, {"path": "c.txt", "bytes": 5}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(m.order, ",") != "a/b.txt,c.txt" || m.files["c.txt"] != (entry{5, ""}) || m.root != "r" || strings.Join(m.leaves, ",") != "h1," {
+	if strings.Join(m.Order, ",") != "a/b.txt,c.txt" || m.Files["c.txt"] != (archive.HashEntry{5, ""}) || m.Root != "r" || strings.Join(m.Leaves, ",") != "h1," {
 		t.Errorf("list form: %+v", m)
 	}
 	for doc, want := range map[string]string{
@@ -31,7 +33,7 @@ func TestParseManifestForms(t *testing.T) {
 		`{"files": [{"path": "a"}`:                             "it ends early",
 		`[1, 2]`:                                               "not a JSON object",
 	} {
-		if _, err := parseManifest([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := archive.ParseHashes([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", doc, err, want)
 		}
 	}
