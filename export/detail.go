@@ -165,6 +165,14 @@ type previewView struct {
 type cardView struct {
 	Plugin, Href, Path, Size, Kind, Ext, Sandbox string
 	Previewable                                  bool
+	Text                                         string     // the start of a text output, shown instead of a thumbnail
+	Files                                        []fileView // the files of a mirror (wget), as a tree
+	More                                         string     // "and N more files" when Files is cut
+}
+
+// fileView is one file of a list: a mirror's file tree or a download.
+type fileView struct {
+	Dir, Name, Href, Size string
 }
 
 type mediaView struct {
@@ -181,6 +189,7 @@ type detailView struct {
 	Preview                                               *previewView
 	Cards                                                 []cardView
 	Media                                                 []mediaView
+	Downloads                                             []fileView // WARC and WACZ files
 	Failed                                                []string
 	Notes                                                 template.HTML
 	Related                                               []relatedYear
@@ -247,10 +256,13 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 			continue
 		}
 		k := kindOf(o.Ref.Rel)
-		v.Cards = append(v.Cards, cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
+		c := cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
 			Size: fileSize(o.Ref.Size), Kind: k, Ext: ext(o.Ref.Rel), Sandbox: s.sandbox,
-			Previewable: v.Preview != nil && v.Preview.Kind != "image" && k != "image"})
+			Previewable: v.Preview != nil && v.Preview.Kind != "image" && k != "image", Text: f.cardText(o)}
+		c.Files, c.More = f.cardTree(o, dir)
+		v.Cards = append(v.Cards, c)
 	}
+	v.Downloads = f.downloads(dir)
 	for _, m := range f.media(results) {
 		typ := "file"
 		if m.Video {

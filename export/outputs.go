@@ -302,9 +302,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// scan finds outputs on disk for a snapshot whose records name none (for
-// instance a migrated legacy folder): one per top-level folder (its best
-// file) and one per embeddable top-level file, named by its stem.
+// scan finds outputs on disk that neither the records nor hashes.json
+// account for (a migrated legacy folder, a plugin folder written without a
+// record, a file put there by hand): one per top-level folder (its best
+// file) and one per embeddable top-level file, named by its stem. seen
+// holds the plugins and the top-level names already accounted for.
 func (f *files) scan(seen map[string]bool) []output {
 	if f.abs == "" {
 		return nil
@@ -326,7 +328,7 @@ func (f *files) scan(seen map[string]bool) []output {
 			continue
 		}
 		plugin := strings.TrimSuffix(name, path.Ext(name))
-		if !e.Type().IsRegular() || !embeddable[ext(name)] || seen[plugin] {
+		if !e.Type().IsRegular() || !embeddable[ext(name)] || seen[plugin] || seen[name] {
 			continue
 		}
 		if ref := f.get(name); ref != nil {
@@ -341,18 +343,26 @@ func (f *files) scan(seen map[string]bool) []output {
 // the largest file of the first extension group, looking at most 500
 // files deep.
 func (f *files) bestInDir(dir string) *Ref {
+	return f.best(f.walk(dir, 500))
+}
+
+// walk lists the regular files below the folder dir (relative to the
+// snapshot folder), at most limit of them, five levels deep, in name
+// order. Symlinks and dot entries are left out: a listed file is a real
+// file inside the snapshot folder.
+func (f *files) walk(dir string, limit int) []string {
 	var names []string
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
-		if depth > 4 || len(names) >= 500 {
+		if depth > 4 || len(names) >= limit {
 			return
 		}
-		entries, err := os.ReadDir(filepath.Join(f.abs, filepath.FromSlash(rel)))
+		entries, err := readDir(filepath.Join(f.abs, filepath.FromSlash(rel)))
 		if err != nil {
 			return
 		}
 		for _, e := range entries {
-			if len(names) >= 500 || strings.HasPrefix(e.Name(), ".") {
+			if len(names) >= limit || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
 			p := rel + "/" + e.Name()
@@ -365,6 +375,13 @@ func (f *files) bestInDir(dir string) *Ref {
 	}
 	walk(dir, 0)
 	sort.Strings(names)
+	return names
+}
+
+// best picks among candidate files (relative to the snapshot folder) the
+// one standing for them: a preferred name, else the largest file of the
+// first extension group. Each candidate is looked up on disk.
+func (f *files) best(names []string) *Ref {
 	for _, want := range preferredNames {
 		for _, n := range names {
 			if path.Base(n) == want {
@@ -390,9 +407,52 @@ func (f *files) bestInDir(dir string) *Ref {
 	return nil
 }
 
-// discover lists the outputs of a snapshot, one per plugin (the largest
-// when a plugin has several succeeded results), in record order, with a
-// disk scan when no record names a file.
+// hashed finds outputs from hashes/hashes.json, as ArchiveBox's
+// discover_outputs does after the records: the files it lists are grouped
+// by top-level folder, and each folder that seen does not hold gets the
+// best of its files. The manifest is an index of candidates, never proof:
+// each file is looked up on disk, and a file added after it was written
+// is found by scan instead.
+func (f *files) hashed(seen map[string]bool) []output {
+	if f.abs == "" || f.absent(archive.HashesFile) {
+		return nil
+	}
+	data, err := readFile(filepath.Join(f.abs, filepath.FromSlash(archive.HashesFile)))
+	if err != nil {
+		return nil
+	}
+	m, err := archive.ParseHashes(data)
+	if err != nil {
+		return nil
+	}
+	var order []string
+	byDir := map[string][]string{}
+	for _, p := range m.Order {
+		top, rest, ok := strings.Cut(p, "/")
+		if !ok || rest == "" || seen[top] || skippedRoots[top] || strings.HasPrefix(top, ".") || ignoredFile(p) {
+			continue
+		}
+		if _, ok := byDir[top]; !ok {
+			order = append(order, top)
+		}
+		byDir[top] = append(byDir[top], p)
+	}
+	var out []output
+	for _, top := range order {
+		if ref := f.best(byDir[top]); ref != nil {
+			out = append(out, output{Plugin: top, Ref: *ref})
+			seen[top] = true
+		}
+	}
+	return out
+}
+
+// discover lists the outputs of a snapshot as ArchiveBox's
+// discover_outputs does: one per plugin from the records (the largest when
+// a plugin has several succeeded results), in record order; then the
+// folders hashes.json lists that no record accounts for; then what a scan
+// of the folder finds beyond those. So an output written without a record
+// still gets its card.
 func (f *files) discover(results []archive.Result) []output {
 	var out []output
 	at := map[string]int{}
@@ -414,11 +474,16 @@ func (f *files) discover(results []archive.Result) []output {
 		at[r.Plugin] = len(out)
 		out = append(out, output{Plugin: r.Plugin, Ref: *ref})
 	}
-	if len(out) == 0 {
-		seen := map[string]bool{}
-		out = f.scan(seen)
+	seen := map[string]bool{}
+	for _, o := range out {
+		seen[o.Plugin] = true
+		// A legacy result's file may lie outside a folder of its plugin's
+		// name (wget's example.com/…, a root screenshot.png).
+		top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
+		seen[top] = true
 	}
-	return out
+	out = append(out, f.hashed(seen)...)
+	return append(out, f.scan(seen)...)
 }
 
 // ordered sorts outputs for cards and the preview: by preview priority,
@@ -472,10 +537,33 @@ type mediaItem struct {
 
 // media lists the files of yt-dlp-family results that exist, playable
 // video first, then playable audio, then the rest, each by size
-// (largest first) and name.
+// (largest first) and name. When no result lists one, the media files of
+// the family's folders are listed.
 func (f *files) media(results []archive.Result) []mediaItem {
 	var out []mediaItem
 	seen := map[string]bool{}
+	add := func(rel string) {
+		e := ext(rel)
+		if seen[rel] || ignoredFile(rel) || !(videoExts[e] || audioExts[e]) {
+			return
+		}
+		ref := f.get(rel)
+		if ref == nil {
+			return
+		}
+		seen[rel] = true
+		m := mediaItem{Ref: *ref, Name: path.Base(rel), Video: videoExts[e], Audio: audioExts[e]}
+		m.Playable = playVideo[e] || playAudio[e]
+		switch {
+		case playVideo[e]:
+			m.playVideoOrAudio = 0
+		case playAudio[e]:
+			m.playVideoOrAudio = 1
+		default:
+			m.playVideoOrAudio = 2
+		}
+		out = append(out, m)
+	}
 	for i := range results {
 		r := &results[i]
 		if !mediaPlugins[r.Plugin] {
@@ -486,26 +574,16 @@ func (f *files) media(results []archive.Result) []mediaItem {
 			if !strings.HasPrefix(rel, r.Plugin+"/") {
 				rel = r.Plugin + "/" + rel
 			}
-			e := ext(rel)
-			if seen[rel] || ignoredFile(rel) || !(videoExts[e] || audioExts[e]) {
-				continue
+			add(rel)
+		}
+	}
+	if len(out) == 0 && f.abs != "" {
+		for _, e := range f.list() {
+			if mediaPlugins[e.Name()] && e.IsDir() {
+				for _, rel := range f.walk(e.Name(), 200) {
+					add(rel)
+				}
 			}
-			ref := f.get(rel)
-			if ref == nil {
-				continue
-			}
-			seen[rel] = true
-			m := mediaItem{Ref: *ref, Name: path.Base(rel), Video: videoExts[e], Audio: audioExts[e]}
-			m.Playable = playVideo[e] || playAudio[e]
-			switch {
-			case playVideo[e]:
-				m.playVideoOrAudio = 0
-			case playAudio[e]:
-				m.playVideoOrAudio = 1
-			default:
-				m.playVideoOrAudio = 2
-			}
-			out = append(out, m)
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool {

@@ -182,12 +182,16 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 			b.WriteString("<article class=\"card card-")
 			escText(b, c.Plugin)
 			b.WriteString("\">\n  <div class=\"card-thumb\">")
-			switch c.Kind {
-			case "image":
+			switch {
+			case c.Text != "":
+				b.WriteString("<pre class=\"card-text\">")
+				escText(b, c.Text)
+				b.WriteString("</pre>")
+			case c.Kind == "image":
 				b.WriteString("<img src=\"")
 				escURL(b, c.Href)
 				b.WriteString("\" loading=\"lazy\" alt=\"\">")
-			case "html":
+			case c.Kind == "html":
 				b.WriteString("<iframe src=\"")
 				escURL(b, c.Href)
 				b.WriteString("\" sandbox=\"")
@@ -214,7 +218,29 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 			escText(b, c.Path)
 			b.WriteString("</a> <small>")
 			escText(b, c.Size)
-			b.WriteString("</small></p>\n</article>\n")
+			b.WriteString("</small></p>\n")
+			if len(c.Files) > 0 {
+				b.WriteString("  <ul class=\"card-files\">")
+				for _, f := range c.Files {
+					b.WriteString("<li><a href=\"")
+					escURL(b, f.Href)
+					b.WriteString("\">")
+					if f.Dir != "" {
+						b.WriteString("<span class=\"card-dir\">")
+						escText(b, f.Dir)
+						b.WriteString("</span>")
+					}
+					escText(b, f.Name)
+					b.WriteString("</a></li>")
+				}
+				if c.More != "" {
+					b.WriteString("<li class=\"card-more\">")
+					escText(b, c.More)
+					b.WriteString("</li>")
+				}
+				b.WriteString("</ul>\n")
+			}
+			b.WriteString("</article>\n")
 		}
 		b.WriteString("</section>")
 	}
@@ -243,6 +269,20 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 			escText(b, m.Name)
 			b.WriteString("</a> <small>")
 			escText(b, m.Size)
+			b.WriteString("</small></li>\n")
+		}
+		b.WriteString("</ul></section>")
+	}
+	b.WriteString("\n")
+	if len(v.Downloads) > 0 {
+		b.WriteString("<section class=\"downloads\"><h2>Downloads</h2><ul>\n")
+		for _, d := range v.Downloads {
+			b.WriteString("<li><a href=\"")
+			escURL(b, d.Href)
+			b.WriteString("\" download>")
+			escText(b, d.Name)
+			b.WriteString("</a> <small>")
+			escText(b, d.Size)
 			b.WriteString("</small></li>\n")
 		}
 		b.WriteString("</ul></section>")

@@ -66,6 +66,14 @@ func detailViews() []detailView {
 				v.Cards = append(v.Cards, cardView{Plugin: s(19 + k), Href: s(20 + k), Path: s(21 + k), Size: s(22 + k),
 					Kind: kind, Ext: s(23 + k), Sandbox: s(24 + k), Previewable: (i+k)%2 == 0})
 			}
+			if i%3 == 1 {
+				v.Cards[0].Text = s(40)
+				v.Cards[1].Files = []fileView{{Dir: s(41), Name: s(42), Href: s(43)}, {Name: s(44), Href: s(45)}}
+				v.Cards[1].More = s(46)
+			}
+		}
+		if i%4 == 2 {
+			v.Downloads = []fileView{{Name: s(47), Href: s(48), Size: s(49)}}
 		}
 		if i%2 == 0 {
 			v.Media = []mediaView{{Type: "video", Href: s(25), Name: s(26), Size: s(27), Playable: true},

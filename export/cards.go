@@ -1,0 +1,157 @@
+package export
+
+import (
+	"bytes"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/folio-archive/folio/archive"
+)
+
+// What a card shows beyond its thumbnail, by plugin (the plugins spec
+// §2.1 and §6): the start of the text an extractor wrote, the file tree of
+// a mirror; and the WARC and WACZ files a page offers for download.
+
+// textFiles are the plugins whose card shows the start of their text, and
+// the file in their folder that holds it.
+var textFiles = map[string]string{"readability": "content.txt", "mercury": "content.txt", "defuddle": "content.txt",
+	"trafilatura": "content.txt", "htmltotext": "htmltotext.txt"}
+
+// treePlugins are the plugins whose card lists the files of their folder.
+var treePlugins = map[string]bool{"wget": true}
+
+// downloadDirs are where WARC and WACZ files are: warc/ of the legacy
+// layout, wget's warc/, ArchiveWeb.page's folder.
+var downloadDirs = []string{"warc", "wget/warc", "archivewebpage"}
+
+const (
+	excerptBytes = 2048 // read of a text output for its card
+	excerptRunes = 400  // shown of it
+	treeFiles    = 40   // files of a mirror listed on its card
+	treeLimit    = 500  // files of a mirror looked at
+)
+
+// cardText returns the start of o's text for its card, whitespace folded:
+// the plugin's text file when it is an extractor, else o itself when it is
+// a text file; "" for any other output.
+func (f *files) cardText(o output) string {
+	ref := &o.Ref
+	if name, ok := textFiles[o.Plugin]; ok {
+		if r := f.get(o.Plugin + "/" + name); r != nil {
+			ref = r
+		}
+	}
+	if e := ext(ref.Rel); e != "txt" && e != "md" {
+		return ""
+	}
+	data, err := readHead(ref.Disk, excerptBytes)
+	if err != nil {
+		return ""
+	}
+	for len(data) > 0 && !utf8.Valid(data) {
+		data = data[:len(data)-1] // a character cut by the read
+	}
+	text := strings.Join(strings.Fields(string(data)), " ")
+	return archive.Shorten(text, excerptRunes)
+}
+
+// readHead reads at most n bytes from the start of the regular file p,
+// never through a symlink.
+func readHead(p string, n int) ([]byte, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, n)
+	got := 0
+	for got < n {
+		k, err := unix.Read(fd, buf[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			break
+		}
+		got += k
+	}
+	return bytes.Clone(buf[:got]), nil
+}
+
+// cardTree lists the files of a mirror's folder for its card, linked from
+// a page in the folder page: the folder o's file is in (wget/, or a legacy
+// mirror's example.com/), its warc/ left to the downloads, cut after
+// treeFiles files.
+func (f *files) cardTree(o output, page string) (list []fileView, more string) {
+	if !treePlugins[o.Plugin] {
+		return nil, ""
+	}
+	top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
+	names := f.walk(top, treeLimit)
+	n := 0
+	for _, rel := range names {
+		inner := strings.TrimPrefix(rel, top+"/")
+		if strings.HasPrefix(inner, "warc/") {
+			continue
+		}
+		n++
+		if len(list) == treeFiles {
+			continue
+		}
+		dir := path.Dir(inner)
+		if dir == "." {
+			dir = ""
+		} else {
+			dir += "/"
+		}
+		list = append(list, fileView{Dir: dir, Name: path.Base(inner), Href: relHref(page, f.dir+"/"+rel)})
+	}
+	switch {
+	case len(names) == treeLimit:
+		more = "and more files"
+	case n > len(list):
+		more = "and " + strconv.Itoa(n-len(list)) + " more files"
+	}
+	return list, more
+}
+
+// downloads lists the snapshot's WARC and WACZ files.
+func (f *files) downloads(page string) []fileView {
+	if f.abs == "" {
+		return nil
+	}
+	var out []fileView
+	for _, d := range downloadDirs {
+		if top, _, _ := strings.Cut(d, "/"); !f.realDir(top) {
+			continue // (walk opens the last part of d without following a link)
+		}
+		for _, rel := range f.walk(d, 100) {
+			name := path.Base(rel)
+			if !strings.Contains(name, ".warc") && !strings.HasSuffix(name, ".wacz") {
+				continue
+			}
+			if ref := f.get(rel); ref != nil {
+				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size)})
+			}
+		}
+	}
+	return out
+}
+
+// realDir reports whether the snapshot folder lists name as a folder (not
+// a symlink to one).
+func (f *files) realDir(name string) bool {
+	for _, e := range f.list() {
+		if e.Name() == name {
+			return e.IsDir()
+		}
+	}
+	return false
+}
