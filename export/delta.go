@@ -69,7 +69,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		return false, err
 	}
 	touched := map[string]bool{}
-	for _, d := range dirs {
+	for _, d := range append(dirs, s.foldersChanged...) {
 		touched[d] = true
 	}
 	if len(touched) > maxDelta {
@@ -164,7 +164,7 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
 		selected[e.Dir] = true
 		it := itemOf(e)
-		it.own, it.dh = ownFP(&it), hashString(it.Dir)
+		it.own, it.dh = s.ownFP(&it), hashString(it.Dir)
 		ps, ok := s.prev.Snaps[it.dh]
 		switch {
 		case !ok || ps.Sort != it.sort || ps.URL != hashString(it.Snapshot.URL):
@@ -195,7 +195,7 @@ func (s *site) pageItems(ctx context.Context, q catalog.Query, dirs []string) ([
 	var items []item
 	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
 		it := itemOf(e)
-		it.own, it.dh = ownFP(&it), hashString(it.Dir)
+		it.own, it.dh = s.ownFP(&it), hashString(it.Dir)
 		ps, ok := s.prev.Snaps[it.dh]
 		it.archived = s.isArchived(&e, it.own, ps, ok)
 		it.fp = s.fingerprint(s.groups, &it)

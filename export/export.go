@@ -196,9 +196,13 @@ type site struct {
 	sandbox  string
 	key      uint64
 	prev     *state // nil: write everything
-	last     *state // the previous export's state even when it is not used (--full): what to clean up
-	next     *state
-	statePth string
+	// folders knows the names in the snapshot folders; foldersChanged
+	// are the folders exported before whose names changed since.
+	folders        folders
+	foldersChanged []string
+	last           *state // the previous export's state even when it is not used (--full): what to clean up
+	next           *state
+	statePth       string
 
 	groups   map[uint64]group
 	seen     map[uint64]seenRec   // by folder hash, from pass 1
@@ -235,7 +239,7 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &site{opts: opts, p: p, cat: cat, src: opts.Collection.Dir, tpl: tpl,
+	s := &site{opts: opts, p: p, cat: cat, src: opts.Collection.Dir, folders: folders{root: opts.Collection.Dir}, tpl: tpl,
 		md: goldmark.New(), sandbox: Sandbox(opts.AllowArchivedScripts), groups: map[uint64]group{}}
 	s.inPlace = opts.Out == ""
 	if s.inPlace {
@@ -330,8 +334,9 @@ func memberSig(it *item) uint64 {
 }
 
 func (s *site) snapStateOf(it *item) snapState {
+	f := s.folders.of(it.Dir)
 	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
-		Archived: it.archived, Sort: it.sort, Page: uint32(it.page)}
+		Archived: it.archived, Sort: it.sort, Page: uint32(it.page), Folder: f.sig, CTime: f.ctime}
 }
 
 func (s *site) run(ctx context.Context) (Stats, error) {
@@ -349,6 +354,13 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	// the root manifest and, after an earlier export, finds the pages
 	// that changed. A second pass is needed only when that one could not
 	// tell (a first or --full export, a URL gaining or losing captures).
+	if s.prev != nil {
+		changed, err := s.folders.look(ctx, s.prev, s.opts.Workers)
+		if err != nil {
+			return st, err
+		}
+		s.foldersChanged = changed
+	}
 	done, err := s.delta(ctx, q)
 	if err != nil {
 		return st, err
@@ -387,12 +399,14 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
 	}
-	if s.seen != nil { // else delta has moved the offsets
-		for h, ss := range s.next.Snaps {
+	for h, ss := range s.next.Snaps {
+		if s.seen != nil { // else delta has moved the offsets
 			l := s.seen[h].line
 			ss.Off, ss.Len = l.off, l.n
-			s.next.Snaps[h] = ss
 		}
+		f := s.folders.of(ss.Dir) // kept pages keep the folder's new ctime
+		ss.Folder, ss.CTime = f.sig, f.ctime
+		s.next.Snaps[h] = ss
 	}
 	testEvent("state")
 	if err := s.next.write(s.statePth); err != nil {
@@ -419,10 +433,12 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// ownFP is what a snapshot's own row and manifest record depend on: its
-// index file, and its captured text for the page's text shard.
-func ownFP(it *item) uint64 {
-	return newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano())).str(it.TextStamp).sum()
+// ownFP is what a snapshot's own row, manifest record and page depend
+// on: its index file, its captured text for the page's text shard, and
+// the names in its folder for the outputs no record names.
+func (s *site) ownFP(it *item) uint64 {
+	return newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano())).str(it.TextStamp).
+		u64(s.folders.of(it.Dir).sig).sum()
 }
 
 // fingerprint is what a snapshot page depends on: the snapshot's index
@@ -475,7 +491,7 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 	}
 	err := s.cat.Each(gctx, q, func(e catalog.Entry) error {
 		it := itemOf(e)
-		it.own = ownFP(&it)
+		it.own = s.ownFP(&it)
 		it.fp = s.fingerprint(s.groups, &it)
 		it.archived = s.seen[hashString(it.Dir)].archived
 		s.addCapture(&e, s.groups)

@@ -132,7 +132,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 		}
 		err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
 			it := itemOf(e)
-			it.own = ownFP(&it)
+			it.own = s.ownFP(&it)
 			dh := hashString(it.Dir)
 			prev, hasPrev := snapState{}, false
 			if s.prev != nil {

@@ -45,9 +45,13 @@ type snapState struct {
 	// Archived caches the manifest's is_archived, which for a snapshot
 	// neither sealed nor with outputs costs a look at its folder.
 	Archived bool
+	// Folder is the hash of the names in the snapshot folder and CTime
+	// the folder's ctime when they were listed (see folderSeen).
+	Folder uint64
+	CTime  int64
 }
 
-const stateMagic = "folio-export-state 5\n"
+const stateMagic = "folio-export-state 6\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -112,7 +116,7 @@ func decodeState(data []byte) (*state, bool) {
 	st.Snaps = make(map[uint64]snapState, snaps)
 	for range snaps {
 		ss := snapState{FP: r.u64(), Own: r.u64(), URL: r.u64(), Sig: r.u64(), Off: r.i64(), Len: r.i64(),
-			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
+			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Folder: r.u64(), CTime: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
 		ss.Dir = r.str()
 		if r.bad {
 			return nil, false
@@ -141,7 +145,7 @@ func (st *state) write(path string) error {
 		}
 		for _, s := range st.Snaps {
 			for _, v := range [...]uint64{s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len),
-				uint64(s.Files), uint64(s.Bytes), uint64(s.Sort)} {
+				uint64(s.Files), uint64(s.Bytes), uint64(s.Sort), s.Folder, uint64(s.CTime)} {
 				b = le.AppendUint64(b, v)
 			}
 			b = le.AppendUint32(b, s.Page)

@@ -411,3 +411,47 @@ func TestExportPagesSpeakOneVocabulary(t *testing.T) {
 		t.Errorf("empty collection's page:\n%s", root)
 	}
 }
+
+// TestExportShowsOutputAddedByHand: media dropped into a snapshot folder
+// with no record shows on the next plain export, in place and in an --out
+// copy, which also gets the file.
+func TestExportShowsOutputAddedByHand(t *testing.T) {
+	dir, e := exportCollection(t, 30, "Needle")
+	out := filepath.Join(t.TempDir(), "public")
+	for _, args := range [][]string{{"export"}, {"export", "--out", out}} {
+		if _, stderr, code := runFolio(t, append([]string{"-D", dir}, args...)...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	clip := filepath.Join(dir, filepath.FromSlash(e.Dir), "ytdlp", "Clip from the talk.mp4")
+	if err := os.MkdirAll(filepath.Dir(clip), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(clip, []byte("not really an mp4"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = `<video controls preload="none" src="./ytdlp/Clip%20from%20the%20talk.mp4"></video>`
+	for _, root := range []string{dir, out} {
+		args := []string{"-D", dir, "export"}
+		if root == out {
+			args = append(args, "--out", out)
+		}
+		_, stderr, code := runFolio(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if !strings.Contains(stderr, "1 pages written, 29 unchanged") && !strings.Contains(stderr, "1 page written, 29 unchanged") {
+			t.Errorf("%v: %s", args, stderr)
+		}
+		page, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(e.Dir), "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(page), want) {
+			t.Errorf("%s: the page does not play the clip added by hand", root)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(e.Dir), "ytdlp", "Clip from the talk.mp4")); err != nil {
+		t.Errorf("--out copy lacks the clip: %v", err)
+	}
+}

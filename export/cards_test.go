@@ -1,0 +1,156 @@
+package export_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/gen"
+)
+
+func newCollection(t *testing.T) *archive.Collection {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := archive.Init(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func page(t *testing.T, c *archive.Collection, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(c.Path(rel + "/index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An output written into a snapshot folder without a record, as a user
+// or a tool outside folio does, shows on the next plain export: its page
+// alone is written again, with the card.
+func TestOutputAddedByHandAppearsInNextExport(t *testing.T) {
+	c := newCollection(t)
+	var dirs []string
+	for _, u := range []string{"https://a.example/", "https://b.example/", "https://c.example/"} {
+		dirs = append(dirs, handMade{snap: archive.Snapshot{URL: u, Title: u},
+			results: []archive.Result{ok("screenshot", "screenshot/screenshot.png")},
+			files:   map[string]string{"screenshot/screenshot.png": "\x89PNG"}}.write(t, c))
+	}
+	run(t, export.Options{Collection: c, PageSize: 1})
+	if st := run(t, export.Options{Collection: c, PageSize: 1}); st.Written != 0 {
+		t.Fatalf("unchanged export wrote %d pages", st.Written)
+	}
+	target := dirs[1]
+	if strings.Contains(page(t, c, target), "card-wget") {
+		t.Fatal("wget card before wget ran")
+	}
+	writeFile(t, c.Path(target+"/wget/b.example/index.html"), "<p>mirrored</p>")
+	// With another snapshot's index changed at the same time, the export
+	// works from the catalog's change feed, which knows only that one,
+	// and the two are on root pages of their own.
+	if err := gen.RetitleIndex(c.Path(dirs[0]), "Retitled"); err != nil {
+		t.Fatal(err)
+	}
+	st := run(t, export.Options{Collection: c, PageSize: 1})
+	if st.Written != 2 {
+		t.Errorf("after an output was added by hand and another snapshot retitled: %d pages written, want 2", st.Written)
+	}
+	got := page(t, c, target)
+	for _, want := range []string{`<article class="card card-wget">`, `href="./wget/b.example/index.html"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("page lacks %q:\n%s", want, got)
+		}
+	}
+	// A WARC added by hand in a new folder: the next export offers it.
+	writeFile(t, c.Path(target+"/warc/1721469600.warc.gz"), "WARC/1.1")
+	if st := run(t, export.Options{Collection: c, PageSize: 1}); st.Written != 1 {
+		t.Errorf("after a WARC was added: %d pages written, want 1", st.Written)
+	}
+	if got := page(t, c, target); !strings.Contains(got, `<a href="./warc/1721469600.warc.gz" download>warc/1721469600.warc.gz</a>`) {
+		t.Errorf("page offers no WARC download:\n%s", got)
+	}
+	if st := run(t, export.Options{Collection: c, PageSize: 1}); st.Written != 0 {
+		t.Errorf("an export after that wrote %d pages", st.Written)
+	}
+}
+
+// Each kind of plugin output gets the card its plugin calls for.
+func TestPluginCards(t *testing.T) {
+	c := newCollection(t)
+	text := "Readable   words of the article,\n\n spread over lines. " + strings.Repeat("More text. ", 100)
+	rel := handMade{snap: archive.Snapshot{URL: "https://cards.example/post", Title: "Cards"},
+		results: []archive.Result{
+			ok("readability", "readability/content.html", "content.html", "content.txt"),
+			ok("htmltotext", "htmltotext/htmltotext.txt", "htmltotext.txt"),
+			ok("wget", "wget/cards.example/post/index.html"),
+			ok("screenshot", "screenshot/screenshot.png"),
+			ok("archivewebpage", "archivewebpage/archivewebpage.wacz"),
+		},
+		files: map[string]string{
+			"readability/content.html":           "<article>Readable words</article>",
+			"readability/content.txt":            text,
+			"htmltotext/htmltotext.txt":          "Plain text of the page",
+			"wget/cards.example/post/index.html": "<p>post</p>",
+			"wget/cards.example/style.css":       "p{}",
+			"wget/cards.example/img/logo.png":    "\x89PNG",
+			"wget/warc/1721469600.warc.gz":       "WARC/1.1",
+			"screenshot/screenshot.png":          "\x89PNG",
+			"archivewebpage/archivewebpage.wacz": "PK",
+			// Media without a record: found in ytdlp's folder.
+			"ytdlp/Talk.mp4":       "mp4",
+			"ytdlp/Talk.info.json": "{}",
+			// A folder only hashes.json names: its files are looked up.
+			"gallerydl/photo.jpg": "\xff\xd8",
+			"hashes/hashes.json": `{"root_hash": "", "files": [{"path": "gallerydl/photo.jpg", "hash": "", "size": 2},
+				{"path": "gallerydl/gone.jpg", "hash": "", "size": 9}, {"path": "vanished/x.html", "hash": "", "size": 3}]}`,
+		}}.write(t, c)
+	run(t, export.Options{Collection: c})
+	got := page(t, c, rel)
+	for _, want := range []string{
+		// Extractors show the start of their text, whitespace folded.
+		`<article class="card card-readability">`,
+		`<pre class="card-text">Readable words of the article, spread over lines. More text.`,
+		`<pre class="card-text">Plain text of the page</pre>`,
+		// A mirror lists its files, its WARC left to the downloads.
+		`<ul class="card-files"><li><a href="./wget/cards.example/img/logo.png"><span class="card-dir">cards.example/img/</span>logo.png</a></li><li><a href="./wget/cards.example/post/index.html"><span class="card-dir">cards.example/post/</span>index.html</a></li><li><a href="./wget/cards.example/style.css"><span class="card-dir">cards.example/</span>style.css</a></li></ul>`,
+		// Downloads: wget's WARC and ArchiveWeb.page's WACZ.
+		`<section class="downloads"><h2>Downloads</h2><ul>`,
+		`<a href="./wget/warc/1721469600.warc.gz" download>wget/warc/1721469600.warc.gz</a>`,
+		`<a href="./archivewebpage/archivewebpage.wacz" download>archivewebpage/archivewebpage.wacz</a>`,
+		// Media found in the folder.
+		`<video controls preload="none" src="./ytdlp/Talk.mp4"></video><a href="./ytdlp/Talk.mp4">Talk.mp4</a>`,
+		// From hashes.json, checked on disk.
+		`<article class="card card-gallerydl">`, `href="./gallerydl/photo.jpg"`,
+		`<img src="./screenshot/screenshot.png" loading="lazy" alt="">`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"gone.jpg", "vanished", "card-hashes", "warc/1721469600.warc.gz\"><span"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("page shows %q", bad)
+		}
+	}
+	if t.Failed() {
+		t.Log(got)
+	}
+}

@@ -1,0 +1,118 @@
+package export
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+
+	"github.com/folio-archive/folio/archive"
+)
+
+// A snapshot's page shows every output in its folder, also one written
+// without a record (a plugin folder or file put there by hand), which the
+// catalog, reading only index files, does not see. So the page depends on
+// the names in the folder too: their hash is part of its fingerprint. An
+// export stats each folder it exported before and lists again only those
+// whose ctime moved (any entry created, removed or renamed in a folder
+// moves it). A file added inside an existing plugin folder moves only
+// that folder's ctime: it shows once the index changes, or with --full.
+
+// folderSeen is what an export knows of a snapshot folder's names.
+type folderSeen struct {
+	sig   uint64 // hash of the names, index.html and temp names left out
+	ctime int64  // ns; 0 when the folder could not be looked at
+}
+
+// folders caches folderSeen by snapshot folder for one export.
+type folders struct {
+	root string
+	mu   sync.Mutex
+	m    map[string]folderSeen
+}
+
+// look stats the folders exported last time, in parallel, and lists those
+// whose ctime moved. It returns the folders whose names changed.
+func (fs *folders) look(ctx context.Context, prev *state, workers int) ([]string, error) {
+	fs.m = make(map[string]folderSeen, len(prev.Snaps))
+	var changed []string
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	batch := make([]snapState, 0, 512)
+	flush := func(list []snapState) {
+		g.Go(func() error {
+			var mine []string
+			seen := make([]folderSeen, len(list))
+			for i, ss := range list {
+				seen[i] = fs.read(ss.Dir, ss.CTime, ss.Folder)
+				if seen[i].sig != ss.Folder {
+					mine = append(mine, ss.Dir)
+				}
+			}
+			fs.mu.Lock()
+			for i, ss := range list {
+				fs.m[ss.Dir] = seen[i]
+			}
+			changed = append(changed, mine...)
+			fs.mu.Unlock()
+			return ctx.Err()
+		})
+	}
+	for _, ss := range prev.Snaps {
+		batch = append(batch, ss)
+		if len(batch) == cap(batch) {
+			flush(batch)
+			batch = make([]snapState, 0, 512)
+		}
+	}
+	flush(batch)
+	return changed, g.Wait()
+}
+
+// of returns what is known of dir, looking at it now if it was not
+// exported last time.
+func (fs *folders) of(dir string) folderSeen {
+	fs.mu.Lock()
+	f, ok := fs.m[dir]
+	fs.mu.Unlock()
+	if ok {
+		return f
+	}
+	f = fs.read(dir, 0, 0)
+	fs.mu.Lock()
+	if fs.m == nil {
+		fs.m = map[string]folderSeen{}
+	}
+	fs.m[dir] = f
+	fs.mu.Unlock()
+	return f
+}
+
+// read stats dir and, unless its ctime is still ctime (whose listing hashed
+// to sig), lists it.
+func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
+	abs := fs.root + "/" + dir
+	var st unix.Stat_t
+	if unix.Fstatat(unix.AT_FDCWD, abs, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return folderSeen{}
+	}
+	now := st.Ctim.Nano()
+	if ctime != 0 && now == ctime {
+		return folderSeen{sig: sig, ctime: now}
+	}
+	entries, err := readDir(abs)
+	if err != nil {
+		return folderSeen{}
+	}
+	var sum uint64 // so the listing's order does not matter
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, RootPage) || archive.IsTemp(name) {
+			continue // the page itself, and writes in progress
+		}
+		sum += hashString(name)
+	}
+	return folderSeen{sig: sum, ctime: now}
+}
