@@ -1,0 +1,165 @@
+package migrate
+
+import (
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
+)
+
+// rowCrawl is the crawl of a database row: its own crawl (0.8/0.9), else
+// the automatic crawl ArchiveBox creates for rows without one, owned by
+// auth_user id 1.
+func (s *scanner) rowCrawl(r *dbRow) *Crawl {
+	if dc, ok := s.db.Crawls[r.CrawlID]; ok && r.CrawlID != "" {
+		if c := s.crawls[dc.ID]; c != nil {
+			return c
+		}
+		user := s.db.Users[dc.CreatedByID]
+		if user == "" {
+			user = s.legacyUser()
+		}
+		c := &Crawl{ID: dc.ID, User: user, CreatedAt: dc.CreatedAt, URLs: dc.URLs, Label: dc.Label}
+		if d, ok := s.crawlDirs[dc.ID]; ok {
+			c.Dir = d.rel
+		}
+		return s.addCrawl(c)
+	}
+	if s.auto == nil {
+		label := "Migrated from v" + s.db.Version
+		s.auto = s.addCrawl(&Crawl{ID: s.reuseAutoCrawl(timestampTime(r.Timestamp)), User: s.legacyUser(), CreatedAt: s.now,
+			Label: label, New: true})
+		if d, ok := s.crawlDirs[s.auto.ID]; ok {
+			s.auto.Dir = d.rel
+			s.auto.CreatedAt = d.created
+		}
+	}
+	s.autoRows = append(s.autoRows, r)
+	return s.auto
+}
+
+// reuseAutoCrawl returns the crawl id an earlier, interrupted migration
+// gave the automatic crawl (read from a migrated snapshot of a row without
+// crawl), so a rerun keeps one crawl; else a new id, dated at.
+func (s *scanner) reuseAutoCrawl(at time.Time) string {
+	for _, r := range s.db.Rows {
+		if r.CrawlID != "" {
+			continue
+		}
+		d, ok := s.compact[r.ID]
+		if !ok || !d.hasIndex {
+			continue
+		}
+		ix, _, err := archive.ReadIndex(s.c.Path(d.rel))
+		if err != nil {
+			continue
+		}
+		if snap, ok := ix.Snapshot(); ok {
+			if id, ok := layout.ParseID(snap.CrawlID); ok {
+				return id
+			}
+		}
+	}
+	return s.newID(at, "auto crawl", s.legacyUser())
+}
+
+// newID makes the id of a snapshot or crawl that has none: from
+// ScanOptions.IDs when set (tests), else derived from what identifies it
+// (archive.DerivedID), so that a dry run and the run that follows, or a
+// run redone after an interruption, name the same ids.
+func (s *scanner) newID(at time.Time, parts ...string) string {
+	if s.opts.IDs != nil {
+		return s.opts.IDs()
+	}
+	return archive.DerivedID(at, parts...)
+}
+
+func (s *scanner) addCrawl(c *Crawl) *Crawl {
+	s.crawls[c.ID] = c
+	s.crawlOrder = append(s.crawlOrder, c)
+	return c
+}
+
+// orphanCrawl is the "[migration] orphaned snapshots" crawl; a URL it
+// already holds gets a crawl of its own, as URLs are unique per crawl.
+func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
+	if s.orphanURLs[url] {
+		return s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user, url, ts), User: user, CreatedAt: s.now, URLs: url,
+			Label: "[migration] orphaned snapshot " + ts, New: true})
+	}
+	if s.orphan == nil {
+		const label = "[migration] orphaned snapshots"
+		if d, ok := s.reuseOrphanCrawl(user); ok {
+			// The crawl of an earlier run, interrupted or not: get, not
+			// create, as ArchiveBox does by its label.
+			if s.orphan = s.crawls[d.id]; s.orphan == nil {
+				s.orphan = s.addCrawl(&Crawl{ID: d.id, User: user, New: true})
+			}
+			s.orphan.Label, s.orphan.Dir, s.orphan.CreatedAt = label, d.rel, d.created
+		} else {
+			s.orphan = s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user), User: user, CreatedAt: s.now, Label: label, New: true})
+		}
+	}
+	s.orphanURLs[url] = true
+	s.orphanLines = append(s.orphanLines, "# Orphaned snapshot: "+url)
+	return s.orphan
+}
+
+// reuseOrphanCrawl finds the folder of the "[migration] orphaned
+// snapshots" crawl an earlier migration made for user. Its URLs are all
+// "# Orphaned snapshot: …" comments, so the path rule puts it under the
+// domain "unknown"; a crawl the database knows is not it. The newest such
+// folder wins (ids are time-ordered).
+func (s *scanner) reuseOrphanCrawl(user string) (crawlDir, bool) {
+	var best crawlDir
+	found := false
+	for id, d := range s.crawlDirs {
+		if d.user != user || path.Base(path.Dir(d.rel)) != "unknown" {
+			continue
+		}
+		if s.db != nil && s.db.Crawls[id] != nil {
+			continue
+		}
+		if !found || id > best.id {
+			best, found = d, true
+		}
+	}
+	return best, found
+}
+
+// finishCrawls fills the url lists of the crawls folio creates and lists
+// every crawl plus the dashed crawl folders no item refers to.
+func (s *scanner) finishCrawls(dirs []crawlDir) {
+	if s.auto != nil {
+		rows := s.autoRows
+		sort.SliceStable(rows, func(i, j int) bool {
+			a := legacyBookmarkedAt(rows[i].Timestamp, rows[i].Added, s.now)
+			b := legacyBookmarkedAt(rows[j].Timestamp, rows[j].Added, s.now)
+			if !a.Equal(b) {
+				return a.Before(b)
+			}
+			return rows[i].Timestamp < rows[j].Timestamp
+		})
+		urls := make([]string, 0, len(rows))
+		seen := map[string]bool{}
+		for _, r := range rows {
+			if !seen[r.URL] {
+				seen[r.URL] = true
+				urls = append(urls, r.URL)
+			}
+		}
+		s.auto.URLs = strings.Join(urls, "\n")
+	}
+	if s.orphan != nil {
+		s.orphan.URLs = strings.Join(s.orphanLines, "\n")
+	}
+	for _, d := range dirs {
+		if d.dashed && s.crawls[d.id] == nil {
+			s.addCrawl(&Crawl{ID: d.id, User: d.user, CreatedAt: d.created, Dir: d.rel})
+		}
+	}
+	s.inv.Crawls = s.crawlOrder
+}
