@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,9 +13,10 @@ import (
 	"github.com/folio-archive/folio/archive"
 )
 
-// What a card shows beyond its thumbnail, by plugin (the plugins spec
-// §2.1 and §6): the start of the text an extractor wrote, the file tree of
-// a mirror; and the WARC and WACZ files a page offers for download.
+// What a detail page shows beyond a card's thumbnail, by plugin (the
+// plugins spec §2.1 and §6): the start of the text an extractor wrote, the
+// file tree of a mirror, the media of the yt-dlp family, and the WARC and
+// WACZ files offered for download.
 
 // textFiles are the plugins whose card shows the start of their text, and
 // the file in their folder that holds it.
@@ -154,4 +156,77 @@ func (f *files) realDir(name string) bool {
 		}
 	}
 	return false
+}
+
+// mediaItem is one file of a media result.
+type mediaItem struct {
+	Ref              Ref
+	Name             string
+	Video, Audio     bool
+	Playable         bool
+	playVideoOrAudio int
+}
+
+// media lists the files of yt-dlp-family results that exist, playable
+// video first, then playable audio, then the rest, each by size
+// (largest first) and name. When no result lists one, the media files of
+// the family's folders are listed.
+func (f *files) media(results []archive.Result) []mediaItem {
+	var out []mediaItem
+	seen := map[string]bool{}
+	add := func(rel string) {
+		e := ext(rel)
+		if seen[rel] || ignoredFile(rel) || !(videoExts[e] || audioExts[e]) {
+			return
+		}
+		ref := f.get(rel)
+		if ref == nil {
+			return
+		}
+		seen[rel] = true
+		m := mediaItem{Ref: *ref, Name: path.Base(rel), Video: videoExts[e], Audio: audioExts[e]}
+		m.Playable = playVideo[e] || playAudio[e]
+		switch {
+		case playVideo[e]:
+			m.playVideoOrAudio = 0
+		case playAudio[e]:
+			m.playVideoOrAudio = 1
+		default:
+			m.playVideoOrAudio = 2
+		}
+		out = append(out, m)
+	}
+	for i := range results {
+		r := &results[i]
+		if !mediaPlugins[r.Plugin] {
+			continue
+		}
+		for _, of := range r.OutputFiles {
+			rel := of.Path
+			if !strings.HasPrefix(rel, r.Plugin+"/") {
+				rel = r.Plugin + "/" + rel
+			}
+			add(rel)
+		}
+	}
+	if len(out) == 0 && f.abs != "" {
+		for _, e := range f.list() {
+			if mediaPlugins[e.Name()] && e.IsDir() {
+				for _, rel := range f.walk(e.Name(), 200) {
+					add(rel)
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.playVideoOrAudio != y.playVideoOrAudio {
+			return x.playVideoOrAudio < y.playVideoOrAudio
+		}
+		if x.Ref.Size != y.Ref.Size {
+			return x.Ref.Size > y.Ref.Size
+		}
+		return strings.ToLower(x.Name) < strings.ToLower(y.Name)
+	})
+	return out
 }
