@@ -7,6 +7,7 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -354,8 +355,10 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	// the root manifest and, after an earlier export, finds the pages
 	// that changed. A second pass is needed only when that one could not
 	// tell (a first or --full export, a URL gaining or losing captures).
-	if s.prev != nil {
-		changed, err := s.folders.look(ctx, s.prev, s.opts.Workers)
+	// The folders of the last export are looked at in parallel (also for
+	// --full, which keeps what the state knows of unchanged folders).
+	if last := cmp.Or(s.prev, s.last); last != nil {
+		changed, err := s.folders.look(ctx, last, s.opts.Workers)
 		if err != nil {
 			return st, err
 		}
