@@ -129,14 +129,21 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 		return Stats{}, err
 	}
 	defer cat.Close()
+	s, err := newSite(opts, cat, p)
+	if err != nil {
+		return Stats{}, err
+	}
+	// The snapshot folders of the last export are looked at while the
+	// catalog catches up: both are mostly system calls.
+	looked := make(chan error, 1)
+	go func() { looked <- s.lookFolders(ctx) }()
 	var rs catalog.ReindexStats
 	if !opts.SkipReindex {
 		rs, err = cat.Reindex(ctx, catalog.ReindexOptions{Printer: p})
-		if err != nil {
-			return Stats{}, err
-		}
 	}
-	s, err := newSite(opts, cat, p)
+	if lerr := <-looked; err == nil {
+		err = lerr
+	}
 	if err != nil {
 		return Stats{}, err
 	}
@@ -149,6 +156,18 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	st, err := s.run(ctx)
 	st.Reindex = rs
 	return st, err
+}
+
+// lookFolders looks at the snapshot folders of the last export (also for
+// --full, which keeps what the state knows of unchanged folders).
+func (s *site) lookFolders(ctx context.Context) error {
+	last := cmp.Or(s.prev, s.last)
+	if last == nil {
+		return nil
+	}
+	changed, err := s.folders.look(ctx, last, s.opts.Workers)
+	s.foldersChanged = changed
+	return err
 }
 
 // checkShrink says when the selection matches nothing, and refuses an
@@ -355,15 +374,6 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	// the root manifest and, after an earlier export, finds the pages
 	// that changed. A second pass is needed only when that one could not
 	// tell (a first or --full export, a URL gaining or losing captures).
-	// The folders of the last export are looked at in parallel (also for
-	// --full, which keeps what the state knows of unchanged folders).
-	if last := cmp.Or(s.prev, s.last); last != nil {
-		changed, err := s.folders.look(ctx, last, s.opts.Workers)
-		if err != nil {
-			return st, err
-		}
-		s.foldersChanged = changed
-	}
 	done, err := s.delta(ctx, q)
 	if err != nil {
 		return st, err

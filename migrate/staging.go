@@ -30,18 +30,26 @@ func stagingTarget(rel string) string {
 // recovery did not remove. Every entry of it must be held by the folder it
 // was to become or by the plan's source of that folder: a regular file
 // with the same bytes (or a prefix of them, a copy cut short), a symlink
-// with the same target, a folder. Then it is removed, entry by entry. When
-// neither folder exists, it is all that is left of the snapshot: it is
-// renamed into place. Otherwise it is kept as it is and the run is
-// partial, so no byte is lost to a guess.
+// with the same target, a folder. Then it is removed, entry by entry.
+// Otherwise it is kept as it is and the run is partial, so no byte is
+// lost to a guess. It is never moved into place, even when neither folder
+// is there: its source may be a folder this run does not take (--resume,
+// a skipped or unreadable folder), and a copy cut short would then stand
+// in the way of the real one.
 func (x *executor) settleStaging(stages []string, plan *Plan) {
 	if len(stages) == 0 {
 		return
 	}
+	// Only a move to a folder that does not exist yet copies through a
+	// staging folder (a merge copies into the folder itself).
 	sourceOf := map[string]string{}
 	for i := range plan.Steps {
-		if s := &plan.Steps[i]; s.Source != "" && s.Dest != "" {
-			sourceOf[s.Dest] = s.Source
+		s := &plan.Steps[i]
+		switch s.Action {
+		case ActionMove, ActionInvalid, ActionCrawl:
+			if _, ok := sourceOf[s.Dest]; !ok && s.Source != "" {
+				sourceOf[s.Dest] = s.Source
+			}
 		}
 	}
 	for _, rel := range stages {
@@ -78,11 +86,7 @@ func (x *executor) settleOne(rel, target, source string) error {
 		}
 	}
 	if len(origins) == 0 {
-		if err := renameNoReplace(abs, x.c.Path(target)); err != nil {
-			return fmt.Errorf("move it into place as %s: %w", target, err)
-		}
-		x.p.Warnf("%s: the staging folder of an interrupted copy was all that was left of %s (its source is gone); moved into place, check it with 'folio verify'", rel, target)
-		return nil
+		return fmt.Errorf("neither %s nor a source this run moves there exists to hold its files; if it is the only copy left, move it there by hand", target)
 	}
 	for i := range tree {
 		e := &tree[i]
@@ -146,8 +150,8 @@ func isPrefixOf(a, b string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	if sta.Size > stb.Size {
-		return false, nil
+	if sta.Size > stb.Size || sta.Dev == stb.Dev && sta.Ino == stb.Ino {
+		return false, nil // (the same file, reached through a symlinked folder, holds nothing twice)
 	}
 	return sameBytes(fa, fb, sta.Size, a, b)
 }
