@@ -159,8 +159,14 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 		have[string(l)] = true
 		ix.Append(l)
 	}
+	// Ids are made compact before the item's results are matched against
+	// the file's, so a result the database names compactly and the file
+	// names dashed is one result, not two with one id.
+	ix.CompactResultIDs(snap.ID)
 	old := ix.Results()
 	for _, r := range hydrateOutputs(it.Results, tree) {
+		r.ID = compactID(r.ID)
+		r.SnapshotID = compactID(r.SnapshotID)
 		if r.SnapshotID == "" {
 			r.SnapshotID = snap.ID
 		}
@@ -169,8 +175,16 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 		}
 		ix.AddResult(r)
 	}
-	ix.CompactResultIDs(snap.ID)
 	return ix.Bytes(), nil
+}
+
+// compactID returns a dashed id in the compact form 0.9.4 matches by, and
+// any other value as it is.
+func compactID(id string) string {
+	if c, ok := layout.ParseID(id); ok && layout.IsDashedID(id) {
+		return c
+	}
+	return id
 }
 
 // dupResult reports whether r is already among rs under another id (or

@@ -507,8 +507,52 @@ func TestRunCompactsResultIDsOfDashedFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, lines := readIndexFile(t, filepath.Join(dir, "archive/users/system/snapshots/20240101/example.net", compactSnap, "index.jsonl"))
-	want := `{"type": "ArchiveResult", "schema_version": "0.9.31rc1", "id": "0190f3c511117000800000000000000a", "snapshot_id": "` + compactSnap + `", "plugin": "screenshot", "hook_name": "on_Snapshot__50_screenshot.js", "status": "succeeded", "output_str": "screenshot.png", "start_ts": "2024-01-01T10:00:01+00:00", "end_ts": "2024-01-01T10:00:02+00:00", "process_id": "0190f3c6-2222-7000-8000-00000000000b", "custom": {"kept":  true}}`
-	if !containsLine(lines, want) {
-		t.Errorf("index lacks\n%s\nit holds:\n%s", want, strings.Join(lines, "\n"))
+	// The keys the file had keep their place and bytes; the files found
+	// on disk are added after them, once.
+	want := `{"type": "ArchiveResult", "schema_version": "0.9.31rc1", "id": "0190f3c511117000800000000000000a", "snapshot_id": "` + compactSnap + `", "plugin": "screenshot", "hook_name": "on_Snapshot__50_screenshot.js", "status": "succeeded", "output_str": "screenshot.png", "start_ts": "2024-01-01T10:00:01+00:00", "end_ts": "2024-01-01T10:00:02+00:00", "process_id": "0190f3c6-2222-7000-8000-00000000000b", "custom": {"kept":  true}, "output_files": {`
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"ArchiveResult"`) {
+			n++
+			if !strings.HasPrefix(l, want) {
+				t.Errorf("result line\n%s\ndoes not start with\n%s", l, want)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("index holds %d results, want 1:\n%s", n, strings.Join(lines, "\n"))
+	}
+}
+
+// TestBuildIndexMatchesDashedResultToCompactRow: a 0.9 development
+// folder's file names a result dashed while the database names the same
+// result compactly; the migrated index holds it once, compact, with the
+// file's unknown keys kept and the database's values merged in.
+func TestBuildIndexMatchesDashedResultToCompactRow(t *testing.T) {
+	existing := `{"type": "Snapshot", "id": "` + dashedSnap + `", "url": "https://example.net/"}
+{"type": "ArchiveResult", "id": "0190f3c5-1111-7000-8000-00000000000a", "snapshot_id": "` + dashedSnap + `", "plugin": "screenshot", "status": "started", "custom": {"kept":  true}}
+`
+	it := &Item{
+		Snapshot: archive.Snapshot{ID: compactSnap, URL: "https://example.net/"},
+		Results: []archive.Result{{ID: "0190f3c511117000800000000000000a", SnapshotID: compactSnap,
+			Plugin: "screenshot", Status: "succeeded", OutputStr: "screenshot.png"}},
+	}
+	out, err := buildIndex([]byte(existing), it, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, bad := archive.ParseIndex(out)
+	if len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	rs := ix.Results()
+	if len(rs) != 1 {
+		t.Fatalf("index holds %d results, want 1:\n%s", len(rs), out)
+	}
+	if rs[0].ID != "0190f3c511117000800000000000000a" || rs[0].SnapshotID != compactSnap || rs[0].Status != "succeeded" {
+		t.Errorf("result %+v, want the compact ids and the database's status", rs[0])
+	}
+	if !strings.Contains(string(out), `"custom": {"kept":  true}`) {
+		t.Errorf("the file's unknown key is gone:\n%s", out)
 	}
 }
