@@ -1,12 +1,17 @@
 package catalog_test
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	_ "modernc.org/sqlite"
+
+	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
 )
 
@@ -101,4 +106,61 @@ func TestReindexTrustsOnlyUnchangedListings(t *testing.T) {
 		t.Fatalf("drift after a folder added with its parent's mtime set back: %+v %v", d, err)
 	}
 	check("mtime set back")
+}
+
+// TestListingsOfAnOlderFolioAreReadAgain: listings an older folio kept
+// (stamps without the version, no staging folder names) are not trusted:
+// the staging folder a crash left beside a snapshot is counted at once,
+// not only once its domain folder changes.
+func TestListingsOfAnOlderFolioAreReadAgain(t *testing.T) {
+	c := newCollection(t)
+	cat := openCatalog(t, c)
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	rel := writeSnapshot(t, c, "system", snapshot(1, "one"))
+	staging := "." + filepath.Base(rel)[:31] + "e" + archive.TempMarker + "1"
+	if err := os.Mkdir(filepath.Join(filepath.Dir(c.Path(rel)), staging), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{Now: later}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := cat.Drift(ctx, 2); err != nil || d.Staging != 1 {
+		t.Fatalf("drift: %+v %v, want one staging folder", d, err)
+	}
+
+	// What an older folio kept: the same listings without the staging
+	// name, their stamps without the version.
+	db, err := sql.Open("sqlite", c.Path(archive.CatalogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT dir, stamp, domains FROM folders`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string][2]string{}
+	for rows.Next() {
+		var dir, stamp string
+		var domains []byte
+		if err := rows.Scan(&dir, &stamp, &domains); err != nil {
+			t.Fatal(err)
+		}
+		d := strings.ReplaceAll(string(domains), "/"+staging, "")
+		old[dir] = [2]string{strings.TrimPrefix(stamp, "2:"), strings.ReplaceAll(d, "/2:", "/")}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(old) == 0 {
+		t.Fatal("the reindex kept no listing")
+	}
+	for dir, v := range old {
+		if _, err := db.Exec(`UPDATE folders SET stamp = ?, domains = ? WHERE dir = ?`, v[0], []byte(v[1]), dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, err := cat.Drift(ctx, 2); err != nil || d.Staging != 1 {
+		t.Fatalf("drift over an older folio's listings: %+v %v, want one staging folder", d, err)
+	}
 }

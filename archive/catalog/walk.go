@@ -109,9 +109,16 @@ type listingRow struct {
 // folio runs on.
 const listingAge = 2 * time.Second
 
-// folderStamp encodes a folder's inode and ctime.
+// listingVersion leads every folder stamp (see folderStamp).
+const listingVersion = "2:"
+
+// folderStamp encodes a folder's inode and ctime. Its leading version
+// changes when a listing comes to hold more than before (listings since
+// version 2 keep staging folders' names), so listings of an older folio
+// are read again once instead of being trusted.
 func folderStamp(st *unix.Stat_t) string {
-	b := strconv.AppendUint(nil, st.Ino, 10)
+	b := append(make([]byte, 0, 40), listingVersion...)
+	b = strconv.AppendUint(b, st.Ino, 10)
 	b = append(b, ':')
 	return string(strconv.AppendInt(b, st.Ctim.Nano(), 10))
 }
