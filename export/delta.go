@@ -158,6 +158,9 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 // the passes are not needed for them (errNoDelta): each was exported
 // before, is still selected, keeps its place in the list and its URL.
 func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[string]bool) ([]changedSnap, error) {
+	if len(touched) == 0 {
+		return nil, nil // (a nil Dirs would select every row)
+	}
 	q.Dirs = slices.Collect(maps.Keys(touched))
 	var out []changedSnap
 	selected := map[string]bool{}
