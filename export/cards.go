@@ -54,11 +54,26 @@ func (f *files) cardText(o output) string {
 	if err != nil {
 		return ""
 	}
-	for len(data) > 0 && !utf8.Valid(data) {
-		data = data[:len(data)-1] // a character cut by the read
+	if len(data) == excerptBytes {
+		data = cutPartialRune(data)
 	}
-	text := strings.Join(strings.Fields(string(data)), " ")
+	text := strings.Join(strings.Fields(strings.ToValidUTF8(string(data), "\uFFFD")), " ")
 	return archive.Shorten(text, excerptRunes)
+}
+
+// cutPartialRune drops the bytes of a UTF-8 character that a read cut
+// short at the end of data (at most three); the rest is left as it is,
+// valid or not.
+func cutPartialRune(data []byte) []byte {
+	for k := 1; k < utf8.UTFMax && k <= len(data); k++ {
+		if utf8.RuneStart(data[len(data)-k]) {
+			if !utf8.FullRune(data[len(data)-k:]) {
+				return data[:len(data)-k]
+			}
+			break
+		}
+	}
+	return data
 }
 
 // readHead reads at most n bytes from the start of the regular file p,

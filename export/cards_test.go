@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/export"
@@ -152,5 +155,121 @@ func TestPluginCards(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(got)
+	}
+}
+
+// A plugin's record, of any status, decides its folder's card: a failed
+// run's folder gets none. Files an older version wrote at the top of a
+// folder count as their plugins' (archive.org.txt is archivedotorg's,
+// which gets no card). Icons in the root list stand for succeeded results
+// only, unless the records stand for no output at all.
+func TestRecordsDecideCardsAndIcons(t *testing.T) {
+	c := newCollection(t)
+	failed := ok("wget", "")
+	failed.Status = "failed"
+	empty := ok("ytdlp", "")
+	empty.Status = "noresults"
+	recorded := handMade{snap: archive.Snapshot{URL: "https://recorded.example/", Title: "Recorded"},
+		results: []archive.Result{ok("screenshot", "screenshot/screenshot.png"), failed, empty},
+		files: map[string]string{
+			"screenshot/screenshot.png":        "\x89PNG",
+			"wget/recorded.example/index.html": "<p>cut short</p>",
+			"wget/stderr.log":                  "connection reset",
+			"ytdlp/Talk.info.json":             "{}",
+			"gallerydl/photo.jpg":              "\xff\xd8",
+			"archive.org.txt":                  "https://web.archive.org/web/2017/https://recorded.example/",
+			"output.pdf":                       "%PDF-1.4",
+		}}.write(t, c)
+	bare := handMade{snap: archive.Snapshot{URL: "https://bare.example/", Title: "Bare"},
+		files: map[string]string{"screenshot.png": "\x89PNG", "output.pdf": "%PDF-1.4"}}.write(t, c)
+	run(t, export.Options{Collection: c})
+
+	got := page(t, c, recorded)
+	for _, want := range []string{`card card-screenshot"`, `card card-gallerydl"`, `card card-pdf"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"card-wget", "card-ytdlp", "cut short", "card-archive", "web.archive.org/web/2017"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("page shows %q", bad)
+		}
+	}
+	if t.Failed() {
+		t.Log(got)
+	}
+
+	root, err := os.ReadFile(c.Path("index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(string(root), "<tr")
+	row := func(dir string) string {
+		for _, r := range rows {
+			if strings.Contains(r, dir+"/index.html") {
+				return r
+			}
+		}
+		t.Fatalf("no row links %s", dir)
+		return ""
+	}
+	icons := func(r string) (out []string) {
+		for _, part := range strings.Split(r, `class="exists-True ic ic-`)[1:] {
+			_, rest, _ := strings.Cut(part, `title="`)
+			name, _, _ := strings.Cut(rest, `"`)
+			out = append(out, name)
+		}
+		return out
+	}
+	if got := strings.Join(icons(row(recorded)), ","); got != "screenshot" {
+		t.Errorf("icons of the recorded snapshot: %s, want screenshot", got)
+	}
+	if got := strings.Join(icons(row(bare)), ","); got != "pdf,screenshot" {
+		t.Errorf("icons of the snapshot without records: %s, want pdf,screenshot", got)
+	}
+}
+
+// hashes.json is never read through a symlink nor from a fifo: the export
+// neither leaves the folder nor hangs.
+func TestHashesThatAreNotAFile(t *testing.T) {
+	c := newCollection(t)
+	// The list outside names the smaller file; the scan, which the
+	// snapshot falls back to, picks the larger.
+	outside := filepath.Join(t.TempDir(), "hashes.json")
+	writeFile(t, outside, `{"files": [{"path": "other/a.txt", "hash": "", "size": 1}]}`)
+	var dirs []string
+	for _, kind := range []string{"fifo", "symlink"} {
+		rel := handMade{snap: archive.Snapshot{URL: "https://" + kind + ".example/", Title: kind},
+			results: []archive.Result{ok("screenshot", "screenshot/screenshot.png")},
+			files:   map[string]string{"screenshot/screenshot.png": "\x89PNG", "other/a.txt": "a", "other/b.txt": "bbbbb"}}.write(t, c)
+		p := c.Path(rel + "/hashes/hashes.json")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if kind == "fifo" {
+			err = unix.Mkfifo(p, 0o644)
+		} else {
+			err = os.Symlink(outside, p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, rel)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(t, export.Options{Collection: c})
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // a guard against a hang, not a measure
+		t.Fatal("export hangs on a hashes.json that is a fifo")
+	}
+	for _, rel := range dirs {
+		if got := page(t, c, rel); !strings.Contains(got, `href="./other/b.txt"`) || strings.Contains(got, "other/a.txt") {
+			t.Errorf("%s: the other card does not stand for other/b.txt:\n%s", rel, got)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		if data, err := readFile(filepath.Join(dir, archive.IndexFile)); err == nil {
+		if data, err := readFile(filepath.Join(dir, archive.IndexFile), -1); err == nil {
 			return it.Snapshot, parseResults(data)
 		}
 	case archive.LegacyIndexFile:

@@ -58,6 +58,10 @@ type Options struct {
 
 	// SkipReindex trusts the catalog as it is (the caller just reindexed).
 	SkipReindex bool
+
+	// Now is the clock; nil means time.Now. A folder changed less than
+	// catalog.ListingAge before it is looked at again next time.
+	Now func() time.Time
 }
 
 // Stats says what an export did.
@@ -139,7 +143,7 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	go func() { looked <- s.lookFolders(ctx) }()
 	var rs catalog.ReindexStats
 	if !opts.SkipReindex {
-		rs, err = cat.Reindex(ctx, catalog.ReindexOptions{Printer: p})
+		rs, err = cat.Reindex(ctx, catalog.ReindexOptions{Printer: p, Now: s.opts.Now})
 	}
 	if lerr := <-looked; err == nil {
 		err = lerr
@@ -255,12 +259,16 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	tpl, err := templates.Load(opts.Templates, template.FuncMap{})
 	if err != nil {
 		return nil, err
 	}
-	s := &site{opts: opts, p: p, cat: cat, src: opts.Collection.Dir, folders: folders{root: opts.Collection.Dir}, tpl: tpl,
-		md: goldmark.New(), sandbox: Sandbox(opts.AllowArchivedScripts), groups: map[uint64]group{}}
+	s := &site{opts: opts, p: p, cat: cat, src: opts.Collection.Dir, tpl: tpl, md: goldmark.New(),
+		sandbox: Sandbox(opts.AllowArchivedScripts), groups: map[uint64]group{},
+		folders: folders{root: opts.Collection.Dir, trustBefore: opts.Now().Add(-catalog.ListingAge).UnixNano()}}
 	s.inPlace = opts.Out == ""
 	if s.inPlace {
 		s.dst = s.src

@@ -23,14 +23,18 @@ import (
 // folderSeen is what an export knows of a snapshot folder's names.
 type folderSeen struct {
 	sig   uint64 // hash of the names, index.html and temp names left out
-	ctime int64  // ns; 0 when the folder could not be looked at
+	ctime int64  // ns; 0 when the folder could not be looked at or changed too recently to trust
 }
 
 // folders caches folderSeen by snapshot folder for one export.
 type folders struct {
 	root string
-	mu   sync.Mutex
-	m    map[string]folderSeen
+	// trustBefore (ns): a folder whose ctime is not before it may change
+	// again within the same ctime tick, so its ctime is not kept and it is
+	// listed again next time.
+	trustBefore int64
+	mu          sync.Mutex
+	m           map[string]folderSeen
 }
 
 // look stats the folders exported last time, in parallel, and lists those
@@ -113,6 +117,9 @@ func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
 			continue // the page itself, and writes in progress
 		}
 		sum += hashString(name)
+	}
+	if now >= fs.trustBefore {
+		now = 0
 	}
 	return folderSeen{sig: sum, ctime: now}
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -30,10 +31,10 @@ var hiddenCards = map[string]bool{"archivedotorg": true, "favicon": true, "title
 // mediaPlugins are the yt-dlp family whose files are listed as media.
 var mediaPlugins = map[string]bool{"ytdlp": true, "yt-dlp": true, "youtube-dl": true, "media": true}
 
-// icons name the shape (a class ic-NAME of folio.css) of each plugin in
+// iconNames name the shape (a class ic-NAME of folio.css) of each plugin in
 // the root list's Files column; a plugin that is not listed gets the
 // folder, plugins mapped to "" get no icon.
-var icons = map[string]string{
+var iconNames = map[string]string{
 	"singlefile": "page", "wget": "globe", "dom": "code", "pdf": "pdf", "screenshot": "image",
 	"media": "film", "ytdlp": "film", "git": "branch", "archivedotorg": "bank", "readability": "article",
 	"mercury": "article", "warc": "box", "headers": "list", "htmltotext": "text", "favicon": "", "title": "",
@@ -67,6 +68,26 @@ var (
 	skippedRoots = setOf("index.html index.json index.jsonl favicon.ico warc hashes")
 )
 
+// legacyRoots are the files ArchiveBox 0.7 wrote at the top of a snapshot
+// folder, by the plugin that wrote them (the plugins spec §2.4): a
+// migrated folder's archive.org.txt is the archivedotorg output (which
+// gets no card), its output.html the dom's.
+var legacyRoots = map[string]string{
+	"archive.org.txt": "archivedotorg", "screenshot.png": "screenshot", "output.pdf": "pdf",
+	"output.html": "dom", "singlefile.html": "singlefile", "headers.json": "headers",
+	"htmltotext.txt": "htmltotext",
+}
+
+const (
+	// hashesLimit is the largest hashes.json read for candidates: a
+	// manifest of a very large mirror is passed over, and the scan finds
+	// its folder's output instead.
+	hashesLimit = 32 << 20
+	// folderCandidates is how many files of one folder are looked at to
+	// choose the file standing for it, as ArchiveBox's fallback does.
+	folderCandidates = 500
+)
+
 func setOf(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, f := range strings.Fields(s) {
@@ -95,6 +116,9 @@ func ignoredFile(name string) bool {
 type output struct {
 	Plugin string
 	Ref    Ref
+	// Recorded: a succeeded result stands for it (not only the folder's
+	// contents), which is what earns it an icon in the root list.
+	Recorded bool
 }
 
 func (o output) compact() bool { return compactExts[ext(o.Ref.Rel)] }
@@ -144,17 +168,18 @@ func readDir(path string) ([]fs.DirEntry, error) {
 	return d.ReadDir(-1)
 }
 
-// readFile is os.ReadFile with raw system calls: open, fstat, read to the
-// end, close, without the poller registration os.Open attempts.
-func readFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// readFile is os.ReadFile with raw system calls, without the poller
+// registration os.Open attempts, for a regular file only: a symlink, a
+// fifo or a file of more than limit bytes (limit < 0: any size) is not
+// read.
+func readFile(path string, limit int64) ([]byte, error) {
+	fd, st, err := archive.OpenRegular(path, true)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	if limit >= 0 && st.Size > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %s", fileSize(limit))}
 	}
 	data, err := archive.ReadFd(fd, st.Size)
 	if err != nil {
@@ -327,7 +352,10 @@ func (f *files) scan(seen map[string]bool) []output {
 			}
 			continue
 		}
-		plugin := strings.TrimSuffix(name, path.Ext(name))
+		plugin, legacy := legacyRoots[name]
+		if !legacy {
+			plugin = strings.TrimSuffix(name, path.Ext(name))
+		}
 		if !e.Type().IsRegular() || !embeddable[ext(name)] || seen[plugin] || seen[name] {
 			continue
 		}
@@ -343,7 +371,7 @@ func (f *files) scan(seen map[string]bool) []output {
 // the largest file of the first extension group, looking at most 500
 // files deep.
 func (f *files) bestInDir(dir string) *Ref {
-	return f.best(f.walk(dir, 500))
+	return f.best(f.walk(dir, folderCandidates))
 }
 
 // walk lists the regular files below the folder dir (relative to the
@@ -408,16 +436,16 @@ func (f *files) best(names []string) *Ref {
 }
 
 // hashed finds outputs from hashes/hashes.json, as ArchiveBox's
-// discover_outputs does after the records: the files it lists are grouped
-// by top-level folder, and each folder that seen does not hold gets the
-// best of its files. The manifest is an index of candidates, never proof:
-// each file is looked up on disk, and a file added after it was written
-// is found by scan instead.
-func (f *files) hashed(seen map[string]bool) []output {
-	if f.abs == "" || f.absent(archive.HashesFile) {
+// discover_outputs does after the records, for the top-level folders in
+// want: the files it lists are grouped by folder, and each folder gets
+// the best of its first folderCandidates files. The manifest is an index
+// of candidates, never proof: each file is looked up on disk, and a file
+// added after it was written is found by scan instead.
+func (f *files) hashed(want map[string]bool) []output {
+	if f.absent(archive.HashesFile) {
 		return nil
 	}
-	data, err := readFile(filepath.Join(f.abs, filepath.FromSlash(archive.HashesFile)))
+	data, err := readFile(filepath.Join(f.abs, filepath.FromSlash(archive.HashesFile)), hashesLimit)
 	if err != nil {
 		return nil
 	}
@@ -429,7 +457,7 @@ func (f *files) hashed(seen map[string]bool) []output {
 	byDir := map[string][]string{}
 	for _, p := range m.Order {
 		top, rest, ok := strings.Cut(p, "/")
-		if !ok || rest == "" || seen[top] || skippedRoots[top] || strings.HasPrefix(top, ".") || ignoredFile(p) {
+		if !ok || rest == "" || !want[top] || len(byDir[top]) == folderCandidates || ignoredFile(p) {
 			continue
 		}
 		if _, ok := byDir[top]; !ok {
@@ -441,8 +469,25 @@ func (f *files) hashed(seen map[string]bool) []output {
 	for _, top := range order {
 		if ref := f.best(byDir[top]); ref != nil {
 			out = append(out, output{Plugin: top, Ref: *ref})
-			seen[top] = true
 		}
+	}
+	return out
+}
+
+// unaccounted returns the top-level folders of the snapshot folder that
+// no name in seen accounts for and that may hold an output: the folders
+// hashes.json is read for.
+func (f *files) unaccounted(seen map[string]bool) map[string]bool {
+	var out map[string]bool
+	for _, e := range f.list() {
+		name := e.Name()
+		if !e.IsDir() || seen[name] || skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[name] = true
 	}
 	return out
 }
@@ -452,13 +497,20 @@ func (f *files) hashed(seen map[string]bool) []output {
 // a plugin has several succeeded results), in record order; then the
 // folders hashes.json lists that no record accounts for; then what a scan
 // of the folder finds beyond those. So an output written without a record
-// still gets its card.
+// still gets its card. A plugin with a record of any status has said what
+// it made: the folder of a failed or empty run gets no card from the
+// scan, as the records give it none.
 func (f *files) discover(results []archive.Result) []output {
 	var out []output
 	at := map[string]int{}
+	seen := map[string]bool{}
 	for i := range results {
 		r := &results[i]
-		if archive.NormalizeStatus(r.Status) != archive.StatusSucceeded || r.Plugin == "" {
+		if r.Plugin == "" {
+			continue
+		}
+		seen[r.Plugin] = true
+		if archive.NormalizeStatus(r.Status) != archive.StatusSucceeded {
 			continue
 		}
 		ref := f.resultFile(r)
@@ -472,17 +524,23 @@ func (f *files) discover(results []archive.Result) []output {
 			continue
 		}
 		at[r.Plugin] = len(out)
-		out = append(out, output{Plugin: r.Plugin, Ref: *ref})
+		out = append(out, output{Plugin: r.Plugin, Ref: *ref, Recorded: true})
 	}
-	seen := map[string]bool{}
 	for _, o := range out {
-		seen[o.Plugin] = true
 		// A legacy result's file may lie outside a folder of its plugin's
 		// name (wget's example.com/…, a root screenshot.png).
 		top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
 		seen[top] = true
 	}
-	out = append(out, f.hashed(seen)...)
+	if f.abs == "" {
+		return out
+	}
+	if want := f.unaccounted(seen); want != nil {
+		for _, o := range f.hashed(want) {
+			out = append(out, o)
+			seen[o.Plugin] = true
+		}
+	}
 	return append(out, f.scan(seen)...)
 }
 

@@ -210,26 +210,42 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 		r.Preview, r.PreviewFallbacks = candidates(f, from, "screenshot/screenshot.png", "screenshot.png")
 	}
 	r.Favicon, r.FaviconFallbacks = candidates(f, from, "favicon/favicon.ico", "favicon.ico")
+	r.Icons = icons(outs, from)
+	return r
+}
+
+// icons returns a row's icons: one per plugin, in name order, for the
+// outputs a succeeded result stands for, as ArchiveBox draws them; for a
+// snapshot whose records stand for none (a folder of an older version
+// with no results) the outputs found on disk stand in.
+func icons(outs []output, from string) []iconView {
+	recorded := false
+	for _, o := range outs {
+		recorded = recorded || o.Recorded
+	}
 	byPlugin := map[string]*Ref{}
 	for _, o := range outs {
-		byPlugin[o.Plugin] = &o.Ref
+		if o.Recorded || !recorded {
+			byPlugin[o.Plugin] = &o.Ref
+		}
 	}
 	var plugins []string
 	for p := range byPlugin {
 		plugins = append(plugins, p)
 	}
 	sort.Strings(plugins)
+	var out []iconView
 	for _, p := range plugins {
-		icon, known := icons[p]
+		icon, known := iconNames[p]
 		if !known {
 			icon = "folder"
 		}
 		if icon == "" {
 			continue
 		}
-		r.Icons = append(r.Icons, iconView{Href: byPlugin[p].From(from), Plugin: p, Icon: icon})
+		out = append(out, iconView{Href: byPlugin[p].From(from), Plugin: p, Icon: icon})
 	}
-	return r
+	return out
 }
 
 type pageLink struct {

@@ -91,7 +91,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
 	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, text: !opts.NoText, ready: make(chan struct{}),
-		trustBefore: opts.Now().Add(-listingAge).UnixNano()}
+		trustBefore: opts.Now().Add(-ListingAge).UnixNano()}
 	if opts.Scope != nil {
 		w.scope = cleanScope(opts.Scope)
 	}

@@ -104,10 +104,11 @@ type listingRow struct {
 	listing
 }
 
-// listingAge is how old a folder's ctime must be for its listing to be
+// ListingAge is how old a folder's ctime must be for its listing to be
 // kept: more than the coarsest timestamp granularity of the filesystems
-// folio runs on.
-const listingAge = 2 * time.Second
+// folio runs on. A change in the same tick as the listing would leave the
+// ctime as it was.
+const ListingAge = 2 * time.Second
 
 // listingVersion leads every folder stamp (see folderStamp).
 const listingVersion = "2:"
