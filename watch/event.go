@@ -138,6 +138,24 @@ func Classify(rel string) (Kind, string) {
 	return Payload, dir
 }
 
+// detailPage is the page an in-place export writes into each snapshot
+// folder (export.RootPage), and the prefix of its compressed sibling.
+const detailPage = "index.html"
+
+// Output reports whether rel is an entry at the top of a snapshot (or
+// legacy) folder that the folder's exported page depends on: a plugin
+// folder or file, not an index, the page an export writes, a temp or dot
+// name. Such an entry added by hand changes no index, so the catalog
+// does not see it, but the page lists it (export/folders.go).
+func Output(rel string) bool {
+	k, dir := Classify(rel)
+	if k != Payload || !Relevant(dir) {
+		return false
+	}
+	name := strings.TrimPrefix(rel, dir+"/")
+	return !strings.Contains(name, "/") && !strings.HasPrefix(name, detailPage) && name[0] != '.' && !archive.IsTemp(name)
+}
+
 func isIndex(name string) bool {
 	return name == archive.IndexFile || name == archive.LegacyIndexFile
 }
@@ -152,6 +170,17 @@ func (b Batch) Summary() map[Kind]int {
 		}
 	}
 	return n
+}
+
+// outputs reports whether the batch adds, removes or renames an output
+// at the top of a snapshot folder (see Output).
+func (b Batch) outputs() bool {
+	for _, e := range b.Events {
+		if Output(e.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 // relevant reports whether the batch holds anything worth a reindex.

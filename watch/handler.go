@@ -16,12 +16,13 @@ import (
 type Handler struct {
 	Coll *archive.Collection
 	// Export, when set, runs the incremental export after a batch that
-	// changed the catalog and returns a line saying what it wrote. It
-	// takes the collection's lock itself.
+	// changed the catalog or the outputs at the top of a snapshot folder
+	// (see Output), and returns a line saying what it wrote. It takes the
+	// collection's lock itself.
 	Export func(ctx context.Context) (string, error)
 	P      archive.Printer
 
-	exportDue bool            // the catalog changed since the last export
+	exportDue bool            // the catalog or an output changed since the last export
 	exported  bool            // an export ran (the first batch always exports)
 	applied   bool            // a batch was applied
 	reported  map[string]bool // problems and hints already printed
@@ -53,6 +54,11 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		h.reported = map[string]bool{}
 	}
 	var res Result
+	// An output added at the top of a snapshot folder changes no index,
+	// only the folder's page: the export finds it.
+	if h.Export != nil && b.outputs() {
+		h.exportDue = true
+	}
 	due := h.Export != nil && (h.exportDue || !h.exported)
 	if !b.relevant() && !due {
 		res.Skipped = true

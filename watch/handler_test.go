@@ -336,6 +336,40 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 	if res, err := h.Apply(context.Background(), watch.Batch{}); err != nil || res.Exported == "" || exports != 2 {
 		t.Errorf("the due export did not run: %+v %v (%d exports)", res, err, exports)
 	}
+	// An output added at the top of a snapshot folder changes no index
+	// but the folder's page: it is exported. The page the export writes
+	// there, its temp file and a file deeper down are not.
+	snap := m.Snapshots[1].Dir
+	for _, quiet := range []string{snap + "/index.html", snap + "/.index.html.folio-tmp-1", snap + "/wget/example.com/more.html"} {
+		if res := apply(t, h, watch.Event{Path: quiet}); res.Exported != "" || exports != 2 {
+			t.Errorf("%s: exported (%d exports)", quiet, exports)
+		}
+	}
+	if res := apply(t, h, watch.Event{Path: snap + "/wget"}); res.Exported == "" || exports != 3 {
+		t.Errorf("an output folder added by hand was not exported (%d exports)", exports)
+	}
+}
+
+func TestOutput(t *testing.T) {
+	snap := "archive/users/system/snapshots/20240101/example.com/0190a1b2c3d4e5f6a7b8c9d0e1f2a3b4"
+	for path, want := range map[string]bool{
+		snap + "/wget":               true,
+		snap + "/archive.org.txt":    true,
+		"archive/1700000000.5/media": true,
+		snap:                         false,
+		snap + "/index.jsonl":        false,
+		snap + "/index.html":         false,
+		snap + "/index.html.gz":      false,
+		snap + "/.DS_Store":          false,
+		snap + "/x.folio-tmp-1":      false,
+		snap + "/wget/example.com":   false,
+		"archive/users/system/snapshots/20240101/example.com/.0190a1b2c3d4e5f6a7b8c9d0e1f2a3b4.folio-tmp-1/wget": false,
+		"site/index.html": false,
+	} {
+		if got := watch.Output(path); got != want {
+			t.Errorf("Output(%q) = %v, want %v", path, got, want)
+		}
+	}
 }
 
 func TestRelevantAndClassify(t *testing.T) {
