@@ -153,7 +153,8 @@ func Output(rel string) bool {
 		return false
 	}
 	name := strings.TrimPrefix(rel, dir+"/")
-	return !strings.Contains(name, "/") && !strings.HasPrefix(name, detailPage) && name[0] != '.' && !archive.IsTemp(name)
+	return name != "" && !strings.Contains(name, "/") && !strings.HasPrefix(name, detailPage) &&
+		!strings.HasPrefix(name, ".") && !archive.IsTemp(name)
 }
 
 func isIndex(name string) bool {
