@@ -26,13 +26,21 @@ In place (the default) it writes index.html and further pages (site/page-N.html)
 listing the snapshots newest first, a filter box that searches all of them (and,
 when its "captured text" box is ticked, the first 4 KiB of each snapshot's
 captured text as 'folio search' indexes it, from site/text/N.js), a detail page
-index.html in every snapshot folder, and the root manifest index.jsonl. With --out DIR it writes a publishable copy holding only the
-selected snapshots: their files hard-linked where possible (copied otherwise),
+index.html in every snapshot folder, and the root manifest index.jsonl. With
+--out DIR it writes a publishable copy holding only the selected snapshots:
+their files hard-linked where possible (copied otherwise),
 fresh pages, a _headers file, and never the catalog, databases, config, sources
 or logs.
 
+A snapshot's page has a card for every output found: from its records, then
+hashes/hashes.json, then the folder itself, so a plugin folder or file put there
+by hand shows too. A plugin's record, whatever its status, decides its folder's
+card (a failed run's leftovers get none).
+
 PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are
-incremental: only pages whose snapshots changed are rewritten; --full redoes all.`,
+incremental: only pages whose snapshots or snapshot folders' entries changed are
+rewritten (a file added inside a plugin folder that has its card already shows
+once the index changes); --full redoes all.`,
 		Example: `  folio export
   folio export --out ../public --tag published
   folio export --out site --gzip --bundle site.tar.zst`,
