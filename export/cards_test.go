@@ -161,7 +161,7 @@ func TestPluginCards(t *testing.T) {
 // A plugin's record, of any status, decides its folder's card: a failed
 // run's folder gets none. Files an older version wrote at the top of a
 // folder count as their plugins' (archive.org.txt is archivedotorg's,
-// which gets no card). Icons in the root list stand for succeeded results
+// which gets no card; the folder named for the host is wget's). Icons in the root list stand for succeeded results
 // only, unless the records stand for no output at all.
 func TestRecordsDecideCardsAndIcons(t *testing.T) {
 	c := newCollection(t)
@@ -181,7 +181,7 @@ func TestRecordsDecideCardsAndIcons(t *testing.T) {
 			"output.pdf":                       "%PDF-1.4",
 		}}.write(t, c)
 	bare := handMade{snap: archive.Snapshot{URL: "https://bare.example/", Title: "Bare"},
-		files: map[string]string{"screenshot.png": "\x89PNG", "output.pdf": "%PDF-1.4"}}.write(t, c)
+		files: map[string]string{"screenshot.png": "\x89PNG", "output.pdf": "%PDF-1.4", "bare.example/index.html": "<p>mirror</p>"}}.write(t, c)
 	run(t, export.Options{Collection: c})
 
 	got := page(t, c, recorded)
@@ -224,8 +224,14 @@ func TestRecordsDecideCardsAndIcons(t *testing.T) {
 	if got := strings.Join(icons(row(recorded)), ","); got != "screenshot" {
 		t.Errorf("icons of the recorded snapshot: %s, want screenshot", got)
 	}
-	if got := strings.Join(icons(row(bare)), ","); got != "pdf,screenshot" {
-		t.Errorf("icons of the snapshot without records: %s, want pdf,screenshot", got)
+	if got := strings.Join(icons(row(bare)), ","); got != "pdf,screenshot,wget" {
+		t.Errorf("icons of the snapshot without records: %s, want pdf,screenshot,wget", got)
+	}
+	// The folder named for the snapshot's host is wget's mirror of an
+	// older version's layout: it gets wget's card, with its file tree.
+	if got := page(t, c, bare); !strings.Contains(got, `card card-wget"`) || !strings.Contains(got, `href="./bare.example/index.html"`) ||
+		strings.Contains(got, "card-bare.example") {
+		t.Errorf("the mirror of the snapshot without records has no wget card:\n%s", got)
 	}
 }
 

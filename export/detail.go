@@ -20,7 +20,7 @@ import (
 func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
 	snap, results := s.records(it)
 	f := s.files(it.Dir)
-	outs := f.discover(results)
+	outs := f.discover(snap.URL, results)
 	ss := s.snapStateOf(it)
 	switch {
 	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
@@ -66,7 +66,7 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 func (s *site) detail(it *item) (snapState, error) {
 	snap, results := s.records(it)
 	f := s.files(it.Dir)
-	return s.writeSnapshot(it, &snap, results, f, f.discover(results))
+	return s.writeSnapshot(it, &snap, results, f, f.discover(snap.URL, results))
 }
 
 // records returns the snapshot's record (from the catalog, which the

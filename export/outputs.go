@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -135,6 +136,9 @@ type files struct {
 	// plugins that never ran or whose output is gone) without a stat.
 	entries []fs.DirEntry
 	listed  bool // entries is read (nil: the folder could not be listed)
+	// host is the snapshot URL's host (and host:port), set by discover:
+	// a top-level folder of that name is an older version's wget mirror.
+	host, hostPort string
 }
 
 func newFiles(root, dir string) *files {
@@ -343,12 +347,13 @@ func (f *files) scan(seen map[string]bool) []output {
 			continue
 		}
 		if e.IsDir() {
-			if seen[name] {
+			plugin := f.dirPlugin(name)
+			if seen[name] || seen[plugin] {
 				continue
 			}
 			if ref := f.bestInDir(name); ref != nil {
-				out = append(out, output{Plugin: name, Ref: *ref})
-				seen[name] = true
+				out = append(out, output{Plugin: plugin, Ref: *ref})
+				seen[name], seen[plugin] = true, true
 			}
 			continue
 		}
@@ -365,6 +370,16 @@ func (f *files) scan(seen map[string]bool) []output {
 		}
 	}
 	return out
+}
+
+// dirPlugin names the plugin of the top-level folder name: the folder
+// named for the snapshot's host is wget's mirror as ArchiveBox 0.7 laid it
+// out (the plugins spec §2.4); any other folder is named for itself.
+func (f *files) dirPlugin(name string) string {
+	if f.host != "" && (strings.EqualFold(name, f.host) || strings.EqualFold(name, f.hostPort)) {
+		return "wget"
+	}
+	return name
 }
 
 // bestInDir picks the file standing for a folder: a preferred name, else
@@ -468,7 +483,7 @@ func (f *files) hashed(want map[string]bool) []output {
 	var out []output
 	for _, top := range order {
 		if ref := f.best(byDir[top]); ref != nil {
-			out = append(out, output{Plugin: top, Ref: *ref})
+			out = append(out, output{Plugin: f.dirPlugin(top), Ref: *ref})
 		}
 	}
 	return out
@@ -481,7 +496,7 @@ func (f *files) unaccounted(seen map[string]bool) map[string]bool {
 	var out map[string]bool
 	for _, e := range f.list() {
 		name := e.Name()
-		if !e.IsDir() || seen[name] || skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
+		if !e.IsDir() || seen[name] || seen[f.dirPlugin(name)] || skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
 			continue
 		}
 		if out == nil {
@@ -499,8 +514,11 @@ func (f *files) unaccounted(seen map[string]bool) map[string]bool {
 // of the folder finds beyond those. So an output written without a record
 // still gets its card. A plugin with a record of any status has said what
 // it made: the folder of a failed or empty run gets no card from the
-// scan, as the records give it none.
-func (f *files) discover(results []archive.Result) []output {
+// scan, as the records give it none. rawURL is the snapshot's URL.
+func (f *files) discover(rawURL string, results []archive.Result) []output {
+	if u, err := url.Parse(rawURL); err == nil {
+		f.host, f.hostPort = u.Hostname(), u.Host
+	}
 	var out []output
 	at := map[string]int{}
 	seen := map[string]bool{}
@@ -538,7 +556,8 @@ func (f *files) discover(results []archive.Result) []output {
 	if want := f.unaccounted(seen); want != nil {
 		for _, o := range f.hashed(want) {
 			out = append(out, o)
-			seen[o.Plugin] = true
+			top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
+			seen[o.Plugin], seen[top] = true, true
 		}
 	}
 	return append(out, f.scan(seen)...)
