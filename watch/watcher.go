@@ -294,7 +294,7 @@ func (w *Watcher) notify(ctx context.Context, apply Apply, pending Batch) error 
 			return fmt.Errorf("watch %s: %w", w.root, err)
 		case <-due:
 			due = nil
-			if !pending.relevant() {
+			if !pending.relevant() && !pending.outputs() {
 				pending, first = Batch{}, time.Time{}
 				continue
 			}

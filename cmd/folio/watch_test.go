@@ -167,6 +167,40 @@ func TestWatchFollowsTheTree(t *testing.T) {
 	}
 }
 
+// TestWatchExportShowsOutputAddedByHand: a plugin folder dropped into a
+// snapshot folder changes no index, yet watch --export puts its card on
+// the snapshot's page.
+func TestWatchExportShowsOutputAddedByHand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 6, Seed: 9, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startFolio(t, "-D", dir, "watch", "--export")
+	await(t, "the first export", w, func() bool { return strings.Contains(w.stderr(), "export: ") })
+	snap := filepath.Join(dir, filepath.FromSlash(m.Snapshots[2].Dir))
+	page := func() string {
+		b, _ := os.ReadFile(filepath.Join(snap, "index.html"))
+		return string(b)
+	}
+	if strings.Contains(page(), "card-gallerydl") {
+		t.Fatal("a gallerydl card before the folder exists")
+	}
+	if err := os.MkdirAll(filepath.Join(snap, "gallerydl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "gallerydl", "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the card of the folder added by hand", w, func() bool {
+		p := page()
+		return strings.Contains(p, `card card-gallerydl"`) && strings.Contains(p, "./gallerydl/photo.jpg")
+	})
+	if code := w.interrupt(t); code != 130 {
+		t.Errorf("watch exit code after SIGINT: %d, want 130", code)
+	}
+}
+
 // TestServeWatchKeepsTheExportCurrent serves a collection with --watch
 // and sees a change over HTTP.
 func TestServeWatchKeepsTheExportCurrent(t *testing.T) {
