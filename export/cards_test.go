@@ -182,6 +182,19 @@ func TestRecordsDecideCardsAndIcons(t *testing.T) {
 		}}.write(t, c)
 	bare := handMade{snap: archive.Snapshot{URL: "https://bare.example/", Title: "Bare"},
 		files: map[string]string{"screenshot.png": "\x89PNG", "output.pdf": "%PDF-1.4", "bare.example/index.html": "<p>mirror</p>"}}.write(t, c)
+	// 0.7's records name a folder, not a file; a run cut short left its
+	// output; the mirror of a host with a port is named as wget names it.
+	started := ok("singlefile", "")
+	started.Status = "started"
+	folders := handMade{snap: archive.Snapshot{URL: "https://folders.example:8080/", Title: "Folders"},
+		results: []archive.Result{ok("media", "media/"), ok("readability", "readability/"), ok("git", "git"), started},
+		files: map[string]string{
+			"media/talk.mp4":                  "mp4",
+			"readability/content.html":        "<article>text</article>",
+			"git/README.md":                   "# repo",
+			"singlefile/singlefile.html":      "<p>cut short</p>",
+			"folders.example+8080/index.html": "<p>mirror</p>",
+		}}.write(t, c)
 	run(t, export.Options{Collection: c})
 
 	got := page(t, c, recorded)
@@ -226,6 +239,15 @@ func TestRecordsDecideCardsAndIcons(t *testing.T) {
 	}
 	if got := strings.Join(icons(row(bare)), ","); got != "pdf,screenshot,wget" {
 		t.Errorf("icons of the snapshot without records: %s, want pdf,screenshot,wget", got)
+	}
+	if got := strings.Join(icons(row(folders)), ","); got != "git,media,readability" {
+		t.Errorf("icons of the snapshot whose records name folders: %s, want git,media,readability", got)
+	}
+	fp := page(t, c, folders)
+	for _, want := range []string{`card card-media"`, `card card-readability"`, `card card-git"`, `card card-singlefile"`, `card card-wget"`} {
+		if !strings.Contains(fp, want) {
+			t.Errorf("the page of the snapshot whose records name folders lacks %q:\n%s", want, fp)
+		}
 	}
 	// The folder named for the snapshot's host is wget's mirror of an
 	// older version's layout: it gets wget's card, with its file tree.

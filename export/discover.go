@@ -216,23 +216,31 @@ func (f *files) unaccounted(seen map[string]bool) map[string]bool {
 // a plugin has several succeeded results), in record order; then the
 // folders hashes.json lists that no record accounts for; then what a scan
 // of the folder finds beyond those. So an output written without a record
-// still gets its card. A plugin with a record of any status has said what
-// it made: the folder of a failed or empty run gets no card from the
-// scan, as the records give it none. rawURL is the snapshot's URL.
+// still gets its card. A plugin whose runs all ended without output
+// (failed, noresults, skipped) has said what it made: its folder's
+// leftovers get no card. A plugin with a succeeded run whose record names
+// no file (0.7's media/, git/, readability/) gets its folder's best file,
+// and its icon. rawURL is the snapshot's URL.
 func (f *files) discover(rawURL string, results []archive.Result) []output {
 	if u, err := url.Parse(rawURL); err == nil {
-		f.host, f.hostPort = u.Hostname(), u.Host
+		f.host, f.hostPort = u.Hostname(), strings.ReplaceAll(u.Host, ":", "+")
 	}
 	var out []output
 	at := map[string]int{}
-	seen := map[string]bool{}
+	succeeded := map[string]bool{}
+	ended := map[string]bool{} // without output
 	for i := range results {
 		r := &results[i]
 		if r.Plugin == "" {
 			continue
 		}
-		seen[r.Plugin] = true
-		if archive.NormalizeStatus(r.Status) != archive.StatusSucceeded {
+		switch archive.NormalizeStatus(r.Status) {
+		case archive.StatusSucceeded:
+			succeeded[r.Plugin] = true
+		case archive.StatusFailed, archive.StatusSkipped, "noresults":
+			ended[r.Plugin] = true
+			continue
+		default: // queued or started: a run cut short may have left its output
 			continue
 		}
 		ref := f.resultFile(r)
@@ -248,21 +256,32 @@ func (f *files) discover(rawURL string, results []archive.Result) []output {
 		at[r.Plugin] = len(out)
 		out = append(out, output{Plugin: r.Plugin, Ref: *ref, Recorded: true})
 	}
+	seen := map[string]bool{}
+	for p := range ended {
+		seen[p] = !succeeded[p]
+	}
 	for _, o := range out {
 		// A legacy result's file may lie outside a folder of its plugin's
 		// name (wget's example.com/…, a root screenshot.png).
 		top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
-		seen[top] = true
+		seen[o.Plugin], seen[top] = true, true
 	}
 	if f.abs == "" {
 		return out
 	}
 	if want := f.unaccounted(seen); want != nil {
 		for _, o := range f.hashed(want) {
+			if seen[o.Plugin] {
+				continue // (a 0.7 mirror and a wget/ folder: the first is kept)
+			}
 			out = append(out, o)
 			top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
 			seen[o.Plugin], seen[top] = true, true
 		}
 	}
-	return append(out, f.scan(seen)...)
+	out = append(out, f.scan(seen)...)
+	for i := range out {
+		out[i].Recorded = succeeded[out[i].Plugin]
+	}
+	return out
 }

@@ -115,8 +115,9 @@ type files struct {
 	// plugins that never ran or whose output is gone) without a stat.
 	entries []fs.DirEntry
 	listed  bool // entries is read (nil: the folder could not be listed)
-	// host is the snapshot URL's host (and host:port), set by discover:
-	// a top-level folder of that name is an older version's wget mirror.
+	// host is the snapshot URL's host, hostPort its host+port as wget
+	// names a mirror's folder with --restrict-file-names=windows, set by
+	// discover: a top-level folder of either name is 0.7's wget mirror.
 	host, hostPort string
 }
 

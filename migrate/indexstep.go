@@ -166,7 +166,9 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 	old := ix.Results()
 	for _, r := range hydrateOutputs(it.Results, tree) {
 		r.ID = compactID(r.ID)
-		r.SnapshotID = compactID(r.SnapshotID)
+		if compactID(r.SnapshotID) == snap.ID { // as CompactResultIDs does
+			r.SnapshotID = snap.ID
+		}
 		if r.SnapshotID == "" {
 			r.SnapshotID = snap.ID
 		}
