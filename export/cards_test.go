@@ -301,3 +301,27 @@ func TestHashesThatAreNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// A file written inside a plugin folder that already has its card moves
+// no name in the snapshot folder: a plain export keeps the page, one
+// asked to rewrite the folder (as watch does when it sees the write)
+// shows the file.
+func TestRewriteShowsFileAddedInsidePluginFolder(t *testing.T) {
+	c := newCollection(t)
+	rel := handMade{snap: archive.Snapshot{URL: "https://talks.example/", Title: "Talks"},
+		files: map[string]string{"ytdlp/first.mp4": "mp4"}}.write(t, c)
+	run(t, export.Options{Collection: c})
+	writeFile(t, c.Path(rel+"/ytdlp/second.webm"), "webm")
+	if st := run(t, export.Options{Collection: c}); st.Written != 0 || strings.Contains(page(t, c, rel), "second.webm") {
+		t.Fatalf("a plain export wrote %d pages", st.Written)
+	}
+	if st := run(t, export.Options{Collection: c, Rewrite: []string{rel}}); st.Written != 1 {
+		t.Errorf("an export asked to rewrite the folder wrote %d pages, want 1", st.Written)
+	}
+	if got := page(t, c, rel); !strings.Contains(got, `src="./ytdlp/second.webm"`) {
+		t.Errorf("the page does not list the file added:\n%s", got)
+	}
+	if st := run(t, export.Options{Collection: c}); st.Written != 0 {
+		t.Errorf("the export after that wrote %d pages", st.Written)
+	}
+}

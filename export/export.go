@@ -59,6 +59,11 @@ type Options struct {
 	// SkipReindex trusts the catalog as it is (the caller just reindexed).
 	SkipReindex bool
 
+	// Rewrite names snapshot folders (relative to the collection) whose
+	// pages are written again though nothing the export looks at changed:
+	// files written inside an output folder, which watch sees.
+	Rewrite []string
+
 	// Now is the clock; nil means time.Now. A folder changed less than
 	// catalog.ListingAge before it is looked at again next time.
 	Now func() time.Time
@@ -170,7 +175,7 @@ func (s *site) lookFolders(ctx context.Context) error {
 		return nil
 	}
 	changed, err := s.folders.look(ctx, last, s.opts.Workers)
-	s.foldersChanged = changed
+	s.foldersChanged = append(changed, s.opts.Rewrite...)
 	return err
 }
 
@@ -293,6 +298,13 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	s.last = prev
 	if !opts.Full && prev != nil && prev.Key == s.key {
 		s.prev = prev
+		for _, dir := range opts.Rewrite { // what their pages were written from is forgotten
+			h := hashString(dir)
+			if ss, ok := prev.Snaps[h]; ok {
+				ss.FP, ss.Own = 0, 0
+				prev.Snaps[h] = ss
+			}
+		}
 	}
 	s.next = newState(s.key)
 	s.next.Select = selectionKey(s.query())

@@ -15,6 +15,7 @@
 package watch
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/folio-archive/folio/archive"
@@ -148,13 +149,37 @@ const detailPage = "index.html"
 // name. Such an entry added by hand changes no index, so the catalog
 // does not see it, but the page lists it (export/folders.go).
 func Output(rel string) bool {
+	_, name, ok := output(rel)
+	return ok && !strings.Contains(name, "/")
+}
+
+// InOutput returns the snapshot folder of rel when rel lies inside an
+// output folder (see Output): a file written into a plugin folder, which
+// the folder's page may show, though neither an index nor the snapshot
+// folder's names change.
+func InOutput(rel string) (string, bool) {
+	dir, name, ok := output(rel)
+	return dir, ok && strings.Contains(name, "/")
+}
+
+// output splits rel, a path inside a snapshot (or legacy) folder, into
+// that folder and the rest, unless it is an index, the page an export
+// writes, or lies in or under a temp or dot name.
+func output(rel string) (dir, name string, ok bool) {
 	k, dir := Classify(rel)
 	if k != Payload || !Relevant(dir) {
-		return false
+		return "", "", false
 	}
-	name := strings.TrimPrefix(rel, dir+"/")
-	return name != "" && !strings.Contains(name, "/") && !strings.HasPrefix(name, detailPage) &&
-		!strings.HasPrefix(name, ".") && !archive.IsTemp(name)
+	name = strings.TrimPrefix(rel, dir+"/")
+	if name == "" || strings.HasPrefix(name, detailPage) {
+		return "", "", false
+	}
+	for part := range strings.SplitSeq(name, "/") {
+		if part == "" || strings.HasPrefix(part, ".") || archive.IsTemp(part) {
+			return "", "", false
+		}
+	}
+	return dir, name, true
 }
 
 func isIndex(name string) bool {
@@ -174,14 +199,27 @@ func (b Batch) Summary() map[Kind]int {
 }
 
 // outputs reports whether the batch adds, removes or renames an output
-// at the top of a snapshot folder (see Output).
+// at the top of a snapshot folder (see Output) or writes inside one (see
+// InOutput).
 func (b Batch) outputs() bool {
 	for _, e := range b.Events {
-		if Output(e.Path) {
+		if _, _, ok := output(e.Path); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// rewrites returns the snapshot folders whose output folders the batch
+// writes inside (see InOutput): their pages are to be written again.
+func (b Batch) rewrites() []string {
+	var dirs []string
+	for _, e := range b.Events {
+		if dir, ok := InOutput(e.Path); ok && !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs
 }
 
 // relevant reports whether the batch holds anything worth a reindex.

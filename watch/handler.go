@@ -3,6 +3,8 @@ package watch
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,13 +18,16 @@ import (
 type Handler struct {
 	Coll *archive.Collection
 	// Export, when set, runs the incremental export after a batch that
-	// changed the catalog or the outputs at the top of a snapshot folder
-	// (see Output), and returns a line saying what it wrote. It takes the
-	// collection's lock itself.
-	Export func(ctx context.Context) (string, error)
+	// changed the catalog or a snapshot folder's outputs (see Output and
+	// InOutput), and returns a line saying what it wrote. rewrite names
+	// the snapshot folders whose pages must be written again though
+	// nothing the export looks at changed (a file written inside an
+	// output folder). It takes the collection's lock itself.
+	Export func(ctx context.Context, rewrite []string) (string, error)
 	P      archive.Printer
 
 	exportDue bool            // the catalog or an output changed since the last export
+	rewrite   map[string]bool // snapshot folders whose pages the next export writes again
 	exported  bool            // an export ran (the first batch always exports)
 	applied   bool            // a batch was applied
 	reported  map[string]bool // problems and hints already printed
@@ -58,6 +63,12 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 	// only the folder's page: the export finds it.
 	if h.Export != nil && b.outputs() {
 		h.exportDue = true
+		for _, dir := range b.rewrites() {
+			if h.rewrite == nil {
+				h.rewrite = map[string]bool{}
+			}
+			h.rewrite[dir] = true
+		}
 	}
 	due := h.Export != nil && (h.exportDue || !h.exported)
 	if !b.relevant() && !due {
@@ -76,11 +87,11 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		h.hints(b)
 	}
 	if h.Export != nil && (h.exportDue || !h.exported) {
-		line, err := h.Export(ctx)
+		line, err := h.Export(ctx, slices.Sorted(maps.Keys(h.rewrite)))
 		if err != nil {
 			return res, err
 		}
-		h.exportDue, h.exported = false, true
+		h.exportDue, h.exported, h.rewrite = false, true, nil
 		res.Exported = line
 	}
 	res.Took = time.Since(start)

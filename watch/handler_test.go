@@ -308,11 +308,13 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 	c, m, h, _ := collection(t, 4)
 	exports := 0
 	fail := false
-	h.Export = func(context.Context) (string, error) {
+	var rewrites []string
+	h.Export = func(_ context.Context, rewrite []string) (string, error) {
 		if fail {
 			return "", archive.ErrLocked
 		}
 		exports++
+		rewrites = rewrite
 		return "export: done", nil
 	}
 	// The first batch with an exporter exports, changed or not.
@@ -340,13 +342,19 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 	// but the folder's page: it is exported. The page the export writes
 	// there, its temp file and a file deeper down are not.
 	snap := m.Snapshots[1].Dir
-	for _, quiet := range []string{snap + "/index.html", snap + "/.index.html.folio-tmp-1", snap + "/wget/example.com/more.html"} {
+	for _, quiet := range []string{snap + "/index.html", snap + "/.index.html.folio-tmp-1", snap + "/wget/.more.html.folio-tmp-1"} {
 		if res := apply(t, h, watch.Event{Path: quiet}); res.Exported != "" || exports != 2 {
 			t.Errorf("%s: exported (%d exports)", quiet, exports)
 		}
 	}
-	if res := apply(t, h, watch.Event{Path: snap + "/wget"}); res.Exported == "" || exports != 3 {
-		t.Errorf("an output folder added by hand was not exported (%d exports)", exports)
+	if res := apply(t, h, watch.Event{Path: snap + "/wget"}); res.Exported == "" || exports != 3 || len(rewrites) != 0 {
+		t.Errorf("an output folder added by hand was not exported (%d exports, rewrites %v)", exports, rewrites)
+	}
+	// A file written inside an output folder: its snapshot's page is
+	// written again, though the folder's names did not change.
+	if res := apply(t, h, watch.Event{Path: snap + "/wget/example.com/more.html"}); res.Exported == "" || exports != 4 ||
+		len(rewrites) != 1 || rewrites[0] != snap {
+		t.Errorf("a file written inside an output folder: %d exports, rewrites %v", exports, rewrites)
 	}
 }
 
@@ -368,6 +376,21 @@ func TestOutput(t *testing.T) {
 	} {
 		if got := watch.Output(path); got != want {
 			t.Errorf("Output(%q) = %v, want %v", path, got, want)
+		}
+	}
+	for path, want := range map[string]bool{
+		snap + "/wget/example.com":          true,
+		snap + "/wget/example.com/a b.html": true,
+		"archive/1700000000.5/media/x.mp4":  true,
+		snap + "/wget":                      false,
+		snap + "/index.html":                false,
+		snap + "/wget/.x.swp":               false,
+		snap + "/.git/objects":              false,
+		snap + "/wget/x.folio-tmp-1/y":      false,
+	} {
+		dir, got := watch.InOutput(path)
+		if got != want || got && !strings.HasPrefix(path, dir+"/") {
+			t.Errorf("InOutput(%q) = %q, %v, want %v", path, dir, got, want)
 		}
 	}
 }

@@ -166,8 +166,17 @@ func (w *Watcher) addTree(rel string) error {
 }
 
 // add watches one folder and returns the folders below it to watch next.
+// An output folder made while watched (see Output) is watched too, not
+// what is below it, so the files written into it later are seen; output
+// folders that were there before are not (that would cost a watch per
+// plugin and snapshot).
 func (w *Watcher) add(rel string) ([]string, error) {
 	kind, _ := Classify(rel)
+	if kind == Payload && Output(rel) && !w.watched[rel] {
+		if err := w.fs.Add(filepath.Join(w.root, filepath.FromSlash(rel))); err == nil {
+			w.watched[rel] = true
+		} // (else its page shows what it holds at the next export)
+	}
 	if kind == Payload || archive.IsTemp(filepath.Base(rel)) {
 		return nil, nil
 	}

@@ -34,13 +34,14 @@ or logs.
 
 A snapshot's page has a card for every output found: from its records, then
 hashes/hashes.json, then the folder itself, so a plugin folder or file put there
-by hand shows too. A plugin's record, whatever its status, decides its folder's
-card (a failed run's leftovers get none).
+by hand shows too. A plugin whose runs all ended without output (failed,
+noresults, skipped) gets no card for its folder's leftovers.
 
 PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are
 incremental: only pages whose snapshots or snapshot folders' entries changed are
 rewritten (a file added inside a plugin folder that has its card already shows
-once the index changes); --full redoes all.`,
+once the index changes, or at once under 'folio watch --export'); --full redoes
+all.`,
 		Example: `  folio export
   folio export --out ../public --tag published
   folio export --out site --gzip --bundle site.tar.zst`,

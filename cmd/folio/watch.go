@@ -57,9 +57,9 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 	w.opts.Dir = coll.Dir
 	h := &watch.Handler{Coll: coll, P: p}
 	if w.export {
-		h.Export = func(ctx context.Context) (string, error) {
+		h.Export = func(ctx context.Context, rewrite []string) (string, error) {
 			st, err := export.Run(ctx, export.Options{Collection: coll, Version: version, SkipReindex: true,
-				PageSize: w.pageSize, Title: w.title}, archive.Discard)
+				PageSize: w.pageSize, Title: w.title, Rewrite: rewrite}, archive.Discard)
 			if err != nil {
 				return "", err
 			}

@@ -169,7 +169,8 @@ func TestWatchFollowsTheTree(t *testing.T) {
 
 // TestWatchExportShowsOutputAddedByHand: a plugin folder dropped into a
 // snapshot folder changes no index, yet watch --export puts its card on
-// the snapshot's page.
+// the snapshot's page, also when the folder is made first and filled
+// after the export that followed.
 func TestWatchExportShowsOutputAddedByHand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	m, err := gen.Current(dir, gen.Options{N: 6, Seed: 9, NoSync: true})
@@ -186,8 +187,14 @@ func TestWatchExportShowsOutputAddedByHand(t *testing.T) {
 	if strings.Contains(page(), "card-gallerydl") {
 		t.Fatal("a gallerydl card before the folder exists")
 	}
+	exports := func() int { return strings.Count(w.stderr(), "export: ") }
+	before := exports()
 	if err := os.MkdirAll(filepath.Join(snap, "gallerydl"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	await(t, "the export after the empty folder was made", w, func() bool { return exports() > before })
+	if strings.Contains(page(), "card-gallerydl") {
+		t.Fatal("a gallerydl card for an empty folder")
 	}
 	if err := os.WriteFile(filepath.Join(snap, "gallerydl", "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
 		t.Fatal(err)
