@@ -173,7 +173,8 @@ func (w *Watcher) addTree(rel string) error {
 func (w *Watcher) add(rel string) ([]string, error) {
 	kind, _ := Classify(rel)
 	if kind == Payload && Output(rel) && !w.watched[rel] && (w.opts.MaxWatches == 0 || len(w.watched) < w.opts.MaxWatches) {
-		if err := w.fs.Add(filepath.Join(w.root, filepath.FromSlash(rel))); err == nil {
+		abs := filepath.Join(w.root, filepath.FromSlash(rel))
+		if st, err := os.Lstat(abs); err == nil && st.IsDir() && w.fs.Add(abs) == nil {
 			w.watched[rel] = true
 		} // (else its page shows what it holds at the next export)
 	}
