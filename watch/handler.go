@@ -59,8 +59,9 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		h.reported = map[string]bool{}
 	}
 	var res Result
-	// An output added at the top of a snapshot folder changes no index,
-	// only the folder's page: the export finds it.
+	// An output added at the top of a snapshot folder, or written inside
+	// one, changes no index, only the folder's page: the export finds the
+	// first by itself and is told of the second.
 	if h.Export != nil && b.outputs() {
 		h.exportDue = true
 		for _, dir := range b.rewrites() {
