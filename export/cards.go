@@ -110,7 +110,7 @@ func (f *files) cardTree(o output, page string) (list []fileView, more string) {
 	if !treePlugins[o.Plugin] {
 		return nil, ""
 	}
-	top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
+	top := f.top(o)
 	names := f.walk(top, treeLimit)
 	n := 0
 	for _, rel := range names {

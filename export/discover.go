@@ -76,6 +76,13 @@ func (f *files) scan(seen map[string]bool) []output {
 	return out
 }
 
+// top returns the top-level entry of the snapshot folder that o lies in
+// (a plugin's folder, a legacy mirror's example.com, a root file).
+func (f *files) top(o output) string {
+	top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
+	return top
+}
+
 // dirPlugin names the plugin of the top-level folder name: the folder
 // named for the snapshot's host is wget's mirror as ArchiveBox 0.7 laid it
 // out (the plugins spec §2.4); any other folder is named for itself.
@@ -263,8 +270,7 @@ func (f *files) discover(rawURL string, results []archive.Result) []output {
 	for _, o := range out {
 		// A legacy result's file may lie outside a folder of its plugin's
 		// name (wget's example.com/…, a root screenshot.png).
-		top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
-		seen[o.Plugin], seen[top] = true, true
+		seen[o.Plugin], seen[f.top(o)] = true, true
 	}
 	if f.abs == "" {
 		return out
@@ -275,8 +281,7 @@ func (f *files) discover(rawURL string, results []archive.Result) []output {
 				continue // (a 0.7 mirror and a wget/ folder: the first is kept)
 			}
 			out = append(out, o)
-			top, _, _ := strings.Cut(strings.TrimPrefix(o.Ref.Rel, f.dir+"/"), "/")
-			seen[o.Plugin], seen[top] = true, true
+			seen[o.Plugin], seen[f.top(o)] = true, true
 		}
 	}
 	out = append(out, f.scan(seen)...)
