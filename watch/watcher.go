@@ -169,16 +169,11 @@ func (w *Watcher) addTree(rel string) error {
 // An output folder made while watched (see Output) is watched too, not
 // what is below it, so the files written into it later are seen; output
 // folders that were there before are not (that would cost a watch per
-// plugin and snapshot).
+// plugin and snapshot), nor one the watches ran out for: its page shows
+// what it holds at the next export.
 func (w *Watcher) add(rel string) ([]string, error) {
 	kind, _ := Classify(rel)
-	if kind == Payload && Output(rel) && !w.watched[rel] && (w.opts.MaxWatches == 0 || len(w.watched) < w.opts.MaxWatches) {
-		abs := filepath.Join(w.root, filepath.FromSlash(rel))
-		if st, err := os.Lstat(abs); err == nil && st.IsDir() && w.fs.Add(abs) == nil {
-			w.watched[rel] = true
-		} // (else its page shows what it holds at the next export)
-	}
-	if kind == Payload || archive.IsTemp(filepath.Base(rel)) {
+	if kind == Payload && !Output(rel) || archive.IsTemp(filepath.Base(rel)) {
 		return nil, nil
 	}
 	abs := filepath.Join(w.root, filepath.FromSlash(rel))
@@ -186,16 +181,21 @@ func (w *Watcher) add(rel string) ([]string, error) {
 		return nil, nil // gone already, or not a folder: the reindex sees it
 	}
 	if !w.watched[rel] {
+		poll := func() { // polled instead, with all it holds
+			if kind != Payload {
+				w.unwatched[rel] = true
+			}
+		}
 		if w.opts.MaxWatches > 0 && len(w.watched) >= w.opts.MaxWatches {
-			w.unwatched[rel] = true
+			poll()
 			return nil, nil
 		}
 		if err := w.fs.Add(abs); err != nil {
 			if errors.Is(err, syscall.ENOSPC) {
-				w.unwatched[rel] = true // polled instead, with all it holds
+				poll()
 				return nil, nil
 			}
-			if errors.Is(err, os.ErrNotExist) {
+			if errors.Is(err, os.ErrNotExist) || kind == Payload {
 				return nil, nil
 			}
 			return nil, fmt.Errorf("watch %s: %w", abs, err)
@@ -203,8 +203,8 @@ func (w *Watcher) add(rel string) ([]string, error) {
 		w.watched[rel] = true
 		delete(w.unwatched, rel)
 	}
-	if kind == Snapshot || kind == Legacy {
-		return nil, nil // its index files are in the folder itself
+	if kind != Other {
+		return nil, nil // a snapshot's index files are in the folder itself
 	}
 	entries, err := os.ReadDir(abs)
 	if err != nil {
