@@ -47,7 +47,7 @@ func (f *files) scan(seen map[string]bool) []output {
 	var out []output
 	for _, e := range f.list() {
 		name := e.Name()
-		if skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
+		if !mayHold(name) {
 			continue
 		}
 		if e.IsDir() {
@@ -74,6 +74,13 @@ func (f *files) scan(seen map[string]bool) []output {
 		}
 	}
 	return out
+}
+
+// mayHold reports whether the top-level entry name may be an output: not
+// an index, the page, favicon, warc/ or hashes/ (shown apart), a dot or a
+// temp name.
+func mayHold(name string) bool {
+	return !skippedRoots[name] && !strings.HasPrefix(name, ".") && !archive.IsTemp(name)
 }
 
 // top returns the top-level entry of the snapshot folder that o lies in
@@ -207,7 +214,7 @@ func (f *files) unaccounted(seen map[string]bool) map[string]bool {
 	var out map[string]bool
 	for _, e := range f.list() {
 		name := e.Name()
-		if !e.IsDir() || seen[name] || seen[f.dirPlugin(name)] || skippedRoots[name] || strings.HasPrefix(name, ".") || archive.IsTemp(name) {
+		if !e.IsDir() || !mayHold(name) || seen[name] || seen[f.dirPlugin(name)] {
 			continue
 		}
 		if out == nil {
@@ -261,7 +268,7 @@ func (f *files) discover(rawURL string, results []archive.Result) []output {
 			continue
 		}
 		at[r.Plugin] = len(out)
-		out = append(out, output{Plugin: r.Plugin, Ref: *ref, Recorded: true})
+		out = append(out, output{Plugin: r.Plugin, Ref: *ref})
 	}
 	seen := map[string]bool{}
 	for p := range ended {
@@ -285,7 +292,7 @@ func (f *files) discover(rawURL string, results []archive.Result) []output {
 		}
 	}
 	out = append(out, f.scan(seen)...)
-	for i := range out {
+	for i := range out { // also those found for a record that names no file
 		out[i].Recorded = succeeded[out[i].Plugin]
 	}
 	return out
