@@ -300,8 +300,8 @@ func (ix *Index) CompactResultIDs(snapshot string) int {
 				continue
 			}
 			v := stringValue(raw)
-			id, ok := layout.ParseID(v)
-			if !ok || !layout.IsDashedID(v) || key == "snapshot_id" && id != snapshot {
+			id, ok := layout.Undash(v)
+			if !ok || key == "snapshot_id" && id != snapshot {
 				continue
 			}
 			obj.Set(key, json.RawMessage(`"`+id+`"`))

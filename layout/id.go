@@ -28,6 +28,15 @@ func ParseID(s string) (compact string, ok bool) {
 	return "", false
 }
 
+// Undash returns the compact form of a dashed id (see IsDashedID); ok is
+// false for anything else, a compact id included.
+func Undash(s string) (compact string, ok bool) {
+	if !IsDashedID(s) {
+		return "", false
+	}
+	return ParseID(s)
+}
+
 // IsCompactID reports whether s is exactly 32 lowercase hex digits.
 func IsCompactID(s string) bool {
 	if len(s) != 32 {

@@ -254,6 +254,12 @@ func TestIDs(t *testing.T) {
 	if !layout.IsDashedID(dashed) || !layout.IsDashedID(strings.ToUpper(dashed)) || layout.IsDashedID(hex) {
 		t.Error("IsDashedID")
 	}
+	if got, ok := layout.Undash(strings.ToUpper(dashed)); !ok || got != hex {
+		t.Errorf("Undash(upper dashed) = %q, %v", got, ok)
+	}
+	if got, ok := layout.Undash(hex); ok {
+		t.Errorf("Undash(compact) = %q, true", got)
+	}
 	if got := layout.Dashed(hex); got != dashed {
 		t.Errorf("Dashed = %q", got)
 	}

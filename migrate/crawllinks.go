@@ -112,8 +112,8 @@ func tidyCrawlLinks(crawl string) error {
 			continue
 		}
 		for _, n := range names {
-			compact, ok := layout.ParseID(n)
-			if !ok || !layout.IsDashedID(n) {
+			compact, ok := layout.Undash(n)
+			if !ok {
 				continue
 			}
 			old := filepath.Join(dir, n)

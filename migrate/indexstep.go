@@ -165,9 +165,11 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 	ix.CompactResultIDs(snap.ID)
 	old := ix.Results()
 	for _, r := range hydrateOutputs(it.Results, tree) {
-		r.ID = compactID(r.ID)
-		if compactID(r.SnapshotID) == snap.ID { // as CompactResultIDs does
-			r.SnapshotID = snap.ID
+		if id, ok := layout.Undash(r.ID); ok {
+			r.ID = id
+		}
+		if id, ok := layout.Undash(r.SnapshotID); ok && id == snap.ID { // as CompactResultIDs does
+			r.SnapshotID = id
 		}
 		if r.SnapshotID == "" {
 			r.SnapshotID = snap.ID
@@ -178,15 +180,6 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 		ix.AddResult(r)
 	}
 	return ix.Bytes(), nil
-}
-
-// compactID returns a dashed id in the compact form 0.9.4 matches by, and
-// any other value as it is.
-func compactID(id string) string {
-	if c, ok := layout.ParseID(id); ok && layout.IsDashedID(id) {
-		return c
-	}
-	return id
 }
 
 // dupResult reports whether r is already among rs under another id (or

@@ -106,8 +106,8 @@ func verifyCopy(src, dst string, tree []treeEntry, replaced func(dst, rel string
 // there: the crawl link of a renamed 0.9 snapshot replaced it.
 func replacedCrawlLink(dst, rel string) bool {
 	dir, name := path.Split(rel)
-	compact, ok := layout.ParseID(name)
-	if !ok || !layout.IsDashedID(name) || !strings.HasPrefix(dir, "snapshots/") {
+	compact, ok := layout.Undash(name)
+	if !ok || !strings.HasPrefix(dir, "snapshots/") {
 		return false
 	}
 	fi, err := os.Lstat(under(dst, dir+compact))
