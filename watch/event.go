@@ -15,6 +15,7 @@
 package watch
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -213,13 +214,13 @@ func (b Batch) outputs() bool {
 // rewrites returns the snapshot folders whose output folders the batch
 // writes inside (see InOutput): their pages are to be written again.
 func (b Batch) rewrites() []string {
-	var dirs []string
+	dirs := map[string]bool{}
 	for _, e := range b.Events {
-		if dir, ok := InOutput(e.Path); ok && !slices.Contains(dirs, dir) {
-			dirs = append(dirs, dir)
+		if dir, ok := InOutput(e.Path); ok {
+			dirs[dir] = true
 		}
 	}
-	return dirs
+	return slices.Sorted(maps.Keys(dirs))
 }
 
 // relevant reports whether the batch holds anything worth a reindex.
