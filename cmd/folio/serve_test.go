@@ -184,13 +184,7 @@ func TestServeRefusesSecretsBehindSymlinks(t *testing.T) {
 		"invalid/x/index.html": "invalid-secret-9",
 	}
 	writeFiles(t, dir, secrets)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte("source-secret-10"))
-	zw.Close()
-	if err := os.WriteFile(filepath.Join(dir, "sources", "list.txt.gz"), gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFiles(t, dir, map[string]string{"sources/list.txt.gz": gzipped(t, "source-secret-10")})
 	snap := filepath.Join(dir, filepath.FromSlash(e.Dir))
 	writeFiles(t, snap, map[string]string{"note.txt": "plain note"})
 	up := strings.Repeat("../", strings.Count(e.Dir, "/")+1)
@@ -216,7 +210,7 @@ func TestServeRefusesSecretsBehindSymlinks(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
 		}
-		for _, s := range append(mapValues(secrets), "SQLite format 3", string(gz.Bytes()[:10])) {
+		for _, s := range append(mapValues(secrets), "SQLite format 3", "\x1f\x8b") {
 			if strings.Contains(body, s) {
 				t.Errorf("%s: body holds %q", p, s)
 			}
@@ -235,6 +229,15 @@ func TestServeRefusesSecretsBehindSymlinks(t *testing.T) {
 	if resp, _ := serveGet(t, base+"top/index.html"); resp.StatusCode != 200 {
 		t.Errorf("top/index.html: %d", resp.StatusCode)
 	}
+}
+
+func gzipped(t *testing.T, s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil || zw.Close() != nil {
+		t.Fatal("gzip")
+	}
+	return b.String()
 }
 
 func mapValues(m map[string]string) []string {
@@ -271,8 +274,13 @@ func TestServeGivesFolioCSPOnlyToExportedPages(t *testing.T) {
 	writeFiles(t, dir, map[string]string{
 		fake + "/index.html": hostile, fake + "/evil.js": "document.title='owned'",
 		"archive/1600000000.123/index.html": hostile, later + "/index.html": hostile,
+		e.Dir + "/index.html.gz": gzipped(t, hostile),
 	})
 	base, _ := exportServe(t, dir)
+	// A .gz beside the page the export wrote is not the page: not served.
+	if resp, body := serveGet(t, base+e.Dir+"/index.html", "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "" || strings.Contains(body, "evil.js") {
+		t.Errorf("%s/index.html.gz the export did not write was served: %v", e.Dir, resp.Header)
+	}
 	csp := func(p string) string {
 		t.Helper()
 		resp, _ := serveGet(t, base+p)
@@ -305,13 +313,16 @@ func TestServeGivesFolioCSPOnlyToExportedPages(t *testing.T) {
 
 	// The same in an --out export.
 	out := filepath.Join(t.TempDir(), "public")
-	if _, stderr, code := runFolio(t, "-D", dir, "export", "--out", out); code != 0 {
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--out", out, "--gzip"); code != 0 {
 		t.Fatalf("export --out: %s", stderr)
 	}
 	writeFiles(t, out, map[string]string{fake + "/index.html": hostile, fake + "/evil.js": "document.title='owned'"})
 	base, _ = exportServe(t, out)
 	if got := csp(e.Dir + "/index.html"); got != export.CSP {
 		t.Errorf("--out %s: CSP %q, want folio's", e.Dir, got)
+	}
+	if resp, _ := serveGet(t, base+e.Dir+"/index.html", "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("--out %s: the export's .gz sibling not served: %v", e.Dir, resp.Header)
 	}
 	if got := csp(fake + "/index.html"); got != "sandbox" {
 		t.Errorf("--out %s: CSP %q, want sandbox", fake, got)
@@ -367,6 +378,11 @@ func TestServeClosesIdleAndStalledConnections(t *testing.T) {
 		t.Fatal("write big.bin")
 	}
 	const limit = 3
+	for _, bad := range [][]string{{"--max-connections", "0"}, {"--write-timeout", "0s"}, {"--idle-timeout", "-1s"}, {"--read-timeout", "0"}} {
+		if _, stderr, code := runFolio(t, append([]string{"serve", dir}, bad...)...); code != 2 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("serve %s: exit %d, %s", strings.Join(bad, " "), code, stderr)
+		}
+	}
 
 	// The cap holds: with every place taken by an idle connection, one
 	// more is not served until one of them closes.
