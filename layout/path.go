@@ -162,13 +162,7 @@ func StatNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if fi == nil {
-		// The walk ended on ".." or on root itself: ask once more.
-		if fi, err = os.Stat(p); err != nil {
-			return "", nil, fmt.Errorf("join %q: %w", rel, err)
-		}
-	}
-	return p, fi, err
+	return p, fi, nil
 }
 
 // ResolveNoSymlinks is StatNoSymlinks for a path that must exist whole,
@@ -182,11 +176,6 @@ func ResolveNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if fi == nil {
-		if fi, err = os.Lstat(cur); err != nil {
-			return "", nil, fmt.Errorf("join %q: %w", rel, err)
-		}
-	}
 	r, err := filepath.Rel(filepath.Clean(root), cur)
 	if err != nil {
 		return "", nil, fmt.Errorf("join %q: %w", rel, err)
@@ -196,8 +185,8 @@ func ResolveNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 
 // walkNoSymlinks checks rel below root as JoinNoSymlinks says and returns
 // the lexical join, the resolved path (absolute, below or at root, no
-// symlink in it) and the lstat of the last component walked when that was
-// the end of the path (else nil). A missing component is an error
+// symlink in it) and its lstat (from the walk's own calls unless the walk
+// ended on ".." or on root itself). A missing component is an error
 // wrapping fs.ErrNotExist returned with the join.
 func walkNoSymlinks(root, rel string) (string, string, fs.FileInfo, error) {
 	p, err := Join(root, rel)
@@ -259,6 +248,11 @@ func walkNoSymlinks(root, rel string) (string, string, fs.FileInfo, error) {
 			target = r
 		}
 		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	if last == nil {
+		if last, err = os.Lstat(cur); err != nil {
+			return "", "", nil, fmt.Errorf("join %q: %w", rel, err)
+		}
 	}
 	return p, cur, last, nil
 }
