@@ -370,7 +370,7 @@ func TestServeClosesIdleAndStalledConnections(t *testing.T) {
 	if _, stderr, code := runFolio(t, "-D", dir, "export"); code != 0 {
 		t.Fatalf("export: %s", stderr)
 	}
-	const size = 24 << 20 // more than loopback's socket buffers hold
+	const size = 64 << 20 // more than socket buffers hold
 	big := e.Dir + "/media/big.bin"
 	p := filepath.Join(dir, filepath.FromSlash(big))
 	os.MkdirAll(filepath.Dir(p), 0o755)
@@ -384,49 +384,55 @@ func TestServeClosesIdleAndStalledConnections(t *testing.T) {
 		}
 	}
 
-	// The cap holds: with every place taken by an idle connection, one
-	// more is not served until one of them closes.
-	base, _ := exportServe(t, dir, "--max-connections", "3", "--idle-timeout", "10m")
-	var idle []net.Conn
-	for i := 0; i < limit; i++ {
-		c, br := rawGet(t, base, "index.html")
-		if code, _, err := readResponse(c, br, 30*time.Second); code != 200 {
-			t.Fatalf("idle connection %d: %d %v", i, code, err)
-		}
-		idle = append(idle, c)
-	}
-	c, br := rawGet(t, base, "index.html")
-	if code, _, err := readResponse(c, br, time.Second); err == nil {
-		t.Fatalf("connection %d past the cap served (%d)", limit+1, code)
-	}
-	idle[0].Close()
-	if code, _, err := readResponse(c, br, 30*time.Second); code != 200 {
-		t.Fatalf("waiting connection not served once a place freed: %d %v", code, err)
-	}
-
-	// Short timeouts: idle keep-alive connections and stalled readers
-	// are closed, each freeing its place.
-	base, _ = exportServe(t, dir, "--max-connections", "3", "--idle-timeout", "1s", "--write-timeout", "1s", "--read-timeout", "2s")
 	type conn struct {
 		c  net.Conn
 		br *bufio.Reader
 	}
-	var keep []conn
-	for i := 0; i < 3*limit; i++ { // three rounds of the cap
-		c, br := rawGet(t, base, "index.html")
-		keep = append(keep, conn{c, br})
-	}
-	for i, k := range keep {
-		if code, _, err := readResponse(k.c, k.br, 30*time.Second); code != 200 {
-			t.Fatalf("keep-alive connection %d: %d %v", i, code, err)
+	// hold opens n connections that each get index.html and stay open.
+	hold := func(base string, n int) []conn {
+		var held []conn
+		for i := 0; i < n; i++ {
+			c, br := rawGet(t, base, "index.html")
+			held = append(held, conn{c, br})
 		}
+		for i, h := range held {
+			if code, _, err := readResponse(h.c, h.br, 30*time.Second); code != 200 {
+				t.Fatalf("connection %d: %d %v", i, code, err)
+			}
+		}
+		return held
 	}
-	for i, k := range keep {
+
+	// Short idle timeout: kept-alive connections are closed, each
+	// freeing its place for one waiting past the cap.
+	base, _ := exportServe(t, dir, "--max-connections", "3", "--idle-timeout", "1s")
+	for i, k := range hold(base, 3*limit) { // three rounds of the cap
 		k.c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if _, err := k.br.ReadByte(); err != io.EOF {
 			t.Errorf("idle connection %d not closed by the server: %v", i, err)
 		}
 	}
+
+	// Long idle timeout: the cap holds. With every place taken by an
+	// idle connection, one more is not served until one of them closes.
+	base, _ = exportServe(t, dir, "--max-connections", "3", "--idle-timeout", "10m", "--write-timeout", "2s")
+	idle := hold(base, limit)
+	c, br := rawGet(t, base, "index.html")
+	if code, _, err := readResponse(c, br, time.Second); err == nil {
+		t.Fatalf("connection %d past the cap served (%d)", limit+1, code)
+	}
+	idle[0].c.Close()
+	if code, _, err := readResponse(c, br, 30*time.Second); code != 200 {
+		t.Fatalf("waiting connection not served once a place freed: %d %v", code, err)
+	}
+	c.Close()
+	for _, k := range idle[1:] {
+		k.c.Close()
+	}
+
+	// Readers that stop reading a large file hold every place; new
+	// connections, each keeping its place, are all served only once the
+	// server gave up on every stalled reader.
 	var stalled []conn
 	for i := 0; i < limit; i++ {
 		c, br := rawGet(t, base, big)
@@ -436,17 +442,15 @@ func TestServeClosesIdleAndStalledConnections(t *testing.T) {
 		}
 		stalled = append(stalled, conn{c, br})
 	}
-	// Every place is held by a reader that reads no more: a new request
-	// is served only once the server gave up on one of them.
-	c, br = rawGet(t, base, "index.html")
-	if code, _, err := readResponse(c, br, 30*time.Second); code != 200 {
-		t.Fatalf("request after stalled readers: %d %v", code, err)
+	for _, k := range hold(base, limit) {
+		k.c.Close()
 	}
 	for i, s := range stalled {
 		s.c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if n, _ := io.Copy(io.Discard, s.br); n >= size {
 			t.Errorf("stalled reader %d got the whole file", i)
 		}
+		s.c.Close()
 	}
 	// A download that keeps reading, for longer than the write timeout
 	// in all, is not cut.
@@ -457,14 +461,14 @@ func TestServeClosesIdleAndStalledConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got int64
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, 2<<20)
 	for got < size {
 		n, err := io.ReadFull(resp.Body, buf)
 		got += int64(n)
 		if err != nil {
 			break
 		}
-		time.Sleep(100 * time.Millisecond) // 24 pauses: more than the 1s write timeout in all
+		time.Sleep(100 * time.Millisecond) // 32 pauses: more than the 2s write timeout in all
 	}
 	if got != size {
 		t.Errorf("slow download cut at %d of %d bytes", got, size)
