@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -65,8 +64,5 @@ func (s *site) writeView() error {
 	if err := s.tpl.View.Execute(&b, &viewView{CSP: CSP, SiteTitle: s.opts.Title, Sandbox: s.sandbox, Version: s.opts.Version}); err != nil {
 		return fmt.Errorf("render %s: %w", ViewPage, err)
 	}
-	if old, err := os.ReadFile(s.abs(ViewPage)); err == nil && bytes.Equal(old, b.Bytes()) && (!s.opts.Gzip || exists(s.abs(ViewPage)+".gz")) {
-		return nil
-	}
-	return s.writeGenerated(ViewPage, b.Bytes())
+	return s.writeChanged(ViewPage, b.Bytes())
 }
