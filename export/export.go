@@ -164,7 +164,7 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	}
 	st, err := s.run(ctx)
 	st.Reindex = rs
-	return st, err
+	return st, fullDisk(s.dst, err)
 }
 
 // lookFolders looks at the snapshot folders of the last export (also for
@@ -289,6 +289,9 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 		s.dst = out
 		s.statePth = opts.Collection.Path(archive.StateDir + "/export/out-" + strconv.FormatUint(hashString(out), 16) + ".state")
 	}
+	if err := s.checkSymlinks(); err != nil {
+		return nil, err
+	}
 	s.key = newHasher().str(tpl.Version).str(opts.Title).str(opts.Version).
 		u64(uint64(opts.PageSize)).str(s.sandbox).str(strconv.FormatBool(opts.Gzip)).str(s.dst).sum()
 	prev, err := readState(s.statePth)
@@ -388,6 +391,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		}
 	}
 	if err := s.writeAssets(); err != nil {
+		return st, err
+	}
+	if err := s.writeView(); err != nil {
 		return st, err
 	}
 	// One pass counts the selection and the captures of each URL, writes
@@ -537,7 +543,9 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 	if err == nil && (len(batch) > 0 || page == 0) {
 		flush()
 	}
-	if werr := g.Wait(); err == nil {
+	// A worker's error cancels gctx, which ends the stream with
+	// context.Canceled: the worker's error is the one to report.
+	if werr := g.Wait(); werr != nil && (err == nil || ctx.Err() == nil) {
 		err = werr
 	}
 	if err != nil {
