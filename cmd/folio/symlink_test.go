@@ -1,0 +1,163 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/folio-archive/folio/archive"
+)
+
+// linkLevels are the folders below archive/users/ a snapshot's path runs
+// through, each of which the readers ignore when it is a symlink: a
+// writer must refuse to write through any of them.
+var linkLevels = []struct{ name, rel string }{
+	{"user", "archive/users/system"},
+	{"snapshots", "archive/users/system/snapshots"},
+	{"date", "archive/users/system/snapshots/20200913"},
+	{"domain", "archive/users/system/snapshots/20200913/linked.example"},
+}
+
+// linkOutside makes rel (below the collection dir) a symlink to a fresh
+// folder outside the collection and returns that folder.
+func linkOutside(t *testing.T, dir, rel string) string {
+	t.Helper()
+	elsewhere := t.TempDir()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, p); err != nil {
+		t.Fatal(err)
+	}
+	return elsewhere
+}
+
+// emptyDir fails the test when the folder at p holds anything.
+func emptyDir(t *testing.T, p string) {
+	t.Helper()
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) > 0 {
+		var names []string
+		filepath.WalkDir(p, func(q string, _ os.DirEntry, _ error) error {
+			names = append(names, q)
+			return nil
+		})
+		t.Errorf("folio wrote outside the collection, through a symlinked folder:\n%s", strings.Join(names, "\n"))
+	}
+}
+
+// TestUpdateRefusesSymlinkedFolders: issue 30 item 1. With a folder below
+// archive/users/ that is a symlink to a folder outside the collection, a
+// migration must not move legacy folders through it (the catalog ignores
+// it, so they would vanish from status and verify). Each snapshot headed
+// there fails alone with a line naming the symlink; the others migrate;
+// exit 3.
+func TestUpdateRefusesSymlinkedFolders(t *testing.T) {
+	for _, lv := range linkLevels {
+		t.Run(lv.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := archive.Init(dir, false); err != nil {
+				t.Fatal(err)
+			}
+			w := func(rel, data string) {
+				p := filepath.Join(dir, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Five folders of 2020-09-13 headed for linked.example, and
+			// one of another day and domain.
+			var linked []string
+			for i := 0; i < 5; i++ {
+				ts := fmt.Sprint(1599955200 + i*60)
+				linked = append(linked, "archive/"+ts)
+				w("archive/"+ts+"/index.json", fmt.Sprintf(`{"url": "https://linked.example/%d", "timestamp": %q, "title": "t"}`, i, ts))
+				w("archive/"+ts+"/output.html", "<p>kept</p>")
+			}
+			w("archive/1600128000/index.json", `{"url": "https://other.example/", "timestamp": "1600128000"}`)
+			elsewhere := linkOutside(t, dir, lv.rel)
+			before := updTree(t, filepath.Join(dir, "archive"))
+
+			r := updRun(t, dir, nil, "update", "--migrate-only")
+			if r.code != 3 {
+				t.Fatalf("exit %d, want 3 (partial)\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			emptyDir(t, elsewhere)
+			after := updTree(t, filepath.Join(dir, "archive"))
+			for _, l := range linked {
+				for rel, v := range before {
+					if strings.HasPrefix(rel, strings.TrimPrefix(l, "archive/")+"/") && after[rel] != v {
+						t.Errorf("%s changed: %q -> %q", rel, v, after[rel])
+					}
+				}
+				n := 0
+				for _, line := range strings.Split(r.stderr, "\n") {
+					if strings.Contains(line, l) && strings.Contains(line, lv.rel+" is a symlink") {
+						n++
+					}
+				}
+				if n == 0 {
+					t.Errorf("no line says %s failed because %s is a symlink:\n%s", l, lv.rel, r.stderr)
+				}
+			}
+			if lv.name != "user" && lv.name != "snapshots" {
+				if _, err := os.Lstat(filepath.Join(dir, "archive/1600128000")); err == nil {
+					t.Errorf("the folder headed elsewhere was not migrated:\n%s", r.stderr)
+				}
+			}
+			// A second run refuses again and still writes nothing there.
+			if r := updRun(t, dir, nil, "update", "--migrate-only"); r.code != 3 {
+				t.Errorf("second run: exit %d, want 3\n%s", r.code, r.stderr)
+			}
+			emptyDir(t, elsewhere)
+		})
+	}
+}
+
+// TestAddRefusesSymlinkedFolders: issue 30 item 1 for add. A snapshot
+// whose folder would be made through a symlinked folder below
+// archive/users/ is refused with one line naming the symlink; the other
+// URLs are added; exit 3.
+func TestAddRefusesSymlinkedFolders(t *testing.T) {
+	for _, lv := range linkLevels {
+		t.Run(lv.name, func(t *testing.T) {
+			dir := newCollection(t)
+			elsewhere := linkOutside(t, dir, lv.rel)
+			in := filepath.Join(t.TempDir(), "urls.jsonl")
+			jsonl := `{"url": "https://linked.example/a", "bookmarked_at": "2020-09-13T10:00:00Z"}
+{"url": "https://other.example/b", "bookmarked_at": "2020-09-14T10:00:00Z"}
+`
+			if err := os.WriteFile(in, []byte(jsonl), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code := runFolio(t, "add", "-D", dir, "--index-only", "--from", in)
+			if code != 3 {
+				t.Fatalf("exit %d, want 3 (partial)\n%s", code, stderr)
+			}
+			emptyDir(t, elsewhere)
+			n := 0
+			for _, line := range strings.Split(stderr, "\n") {
+				if strings.Contains(line, "https://linked.example/a") && strings.Contains(line, lv.rel+" is a symlink") {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("want one line naming the URL and the symlink %s:\n%s", lv.rel, stderr)
+			}
+			if lv.name != "user" && lv.name != "snapshots" {
+				if len(snapshots(t, dir)) != 1 {
+					t.Errorf("the other URL was not added:\n%s", stderr)
+				}
+			}
+		})
+	}
+}
