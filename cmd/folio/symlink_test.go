@@ -161,3 +161,91 @@ func TestAddRefusesSymlinkedFolders(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateRefusesSymlinkedLegacyIndex: issue 30 item 4. A legacy
+// folder whose index.json is a symlink — to a file outside the
+// collection, or to another collection's index.json — is reported in one
+// line and left as it is; nothing of the linked file is imported.
+func TestUpdateRefusesSymlinkedLegacyIndex(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := archive.Init(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	passwd := filepath.Join(outside, "passwd")
+	other := filepath.Join(outside, "other/archive/1500000000/index.json")
+	for p, data := range map[string]string{
+		passwd: "root:x:0:0:root:/root:/bin/bash\n",
+		other:  `{"url": "https://secret.example/private", "timestamp": "1500000000", "title": "Secret title"}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{"archive/1599955200": passwd, "archive/1599955260": other}
+	for rel, target := range links {
+		if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, rel, "index.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel, "output.html"), []byte("<p>x</p>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := "archive/1599955320"
+	if err := os.MkdirAll(filepath.Join(dir, good), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, good, "index.json"), []byte(`{"url": "https://good.example/", "timestamp": "1599955320"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := updTree(t, dir)
+
+	r := updRun(t, dir, nil, "update", "--migrate-only")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (partial)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	after := updTree(t, dir)
+	for rel := range links {
+		for p, v := range before {
+			if strings.HasPrefix(p, rel+"/") && after[p] != v {
+				t.Errorf("%s changed: %q -> %q", p, v, after[p])
+			}
+		}
+		if !strings.Contains(r.stderr, rel+"/index.json") || !regexpLine(r.stderr, rel+"/index.json", "symlink") {
+			t.Errorf("no line names %s/index.json as a symlink:\n%s", rel, r.stderr)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, good)); err == nil {
+		t.Errorf("the good folder was not migrated:\n%s", r.stderr)
+	}
+	out, _, _ := runFolio(t, "list", "-D", dir)
+	for _, leak := range []string{"secret.example", "Secret title", "root:x"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the catalog holds %q from a file outside the collection:\n%s", leak, out)
+		}
+		filepath.WalkDir(filepath.Join(dir, "archive/users"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if data, _ := os.ReadFile(p); strings.Contains(string(data), leak) {
+					t.Errorf("%s holds %q from a file outside the collection", p, leak)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// regexpLine reports whether some line of text holds both a and b.
+func regexpLine(text, a, b string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, a) && strings.Contains(line, b) {
+			return true
+		}
+	}
+	return false
+}
