@@ -99,6 +99,16 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 			x.recover(pend)
 		}
 	}
+	if !opts.DryRun {
+		// Only a run that holds the collection's lock tidies up.
+		n, err := removeStaleCopies()
+		if n > 0 {
+			x.p.Infof("[*] Removed %d copies of a legacy database that interrupted runs left in %s", n, os.TempDir())
+		}
+		if err != nil {
+			x.p.Warnf("%v", err)
+		}
+	}
 	inv, err := Scan(ctx, c, ScanOptions{
 		IDs: opts.IDs, Now: opts.Now, Resume: opts.Resume, Printer: opts.Printer, Workers: opts.Workers,
 		OnError: func(source string, err error) {
