@@ -150,6 +150,9 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	x.settleStaging(inv.Staging, plan)
 	err = x.execute(ctx, plan)
 	x.dirs.tidy()
+	if full := x.full.Load(); err == nil && full != nil {
+		err = full
+	}
 	if err == nil && ctx.Err() == nil {
 		err = x.checkDrained(inv)
 	}

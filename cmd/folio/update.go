@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -84,7 +85,8 @@ would, which the check after the run must report as left behind.`,
 				return runErr
 			}
 			migrateErr := runErr
-			if ctx.Err() == nil {
+			// On a full disk the catalog could not be written either.
+			if ctx.Err() == nil && !errors.Is(runErr, syscall.ENOSPC) {
 				p.Infof("[*] Phase 3: Running filesystem maintenance until idle...")
 				if err := updateCatalog(cmd, coll, p); err != nil && runErr == nil {
 					runErr = err
