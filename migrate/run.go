@@ -71,6 +71,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if opts.Printer == nil {
 		opts.Printer = archive.Discard
 	}
+	opts.Printer = QuotePrinter(opts.Printer)
 	if opts.PlanOut == nil {
 		opts.PlanOut = io.Discard
 	}

@@ -249,3 +249,39 @@ func regexpLine(text, a, b string) bool {
 	}
 	return false
 }
+
+// TestUpdateQuotesControlCharacters: issue 30 item 12. Folder names with a
+// newline (or another control character) are printed quoted, so a name
+// cannot forge or break a line of the migration's output.
+func TestUpdateQuotesControlCharacters(t *testing.T) {
+	dir := t.TempDir()
+	updCollection(t, dir, 2)
+	skipped := filepath.Join(dir, "archive", "hello\nwarning: forged skip\x1b[2J")
+	if err := os.MkdirAll(skipped, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skipped, "index.json"), []byte(`{"url": "https://x.example/"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dashed := filepath.Join(dir, "archive/users/system/snapshots/20240102", "y.example\nwarning: forged read", "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d0001")
+	if err := os.MkdirAll(dashed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dashed, "index.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"update", "--migrate-only", "--dry-run"}, {"update", "--migrate-only"}} {
+		r := updRun(t, dir, nil, args...)
+		out := r.stdout + r.stderr
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "warning: forged") || strings.Contains(line, "\x1b") {
+				t.Errorf("%v: a folder name printed raw forged a line: %q\n%s", args, line, out)
+			}
+		}
+		for _, want := range []string{`hello\nwarning: forged skip\x1b[2J`, `y.example\nwarning: forged read`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: output does not name %s quoted:\n%s", args, want, out)
+			}
+		}
+	}
+}

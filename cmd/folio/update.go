@@ -88,7 +88,7 @@ would, which the check after the run must report as left behind.`,
 			// On a full disk the catalog could not be written either.
 			if ctx.Err() == nil && !errors.Is(runErr, syscall.ENOSPC) {
 				p.Infof("[*] Phase 3: Running filesystem maintenance until idle...")
-				if err := updateCatalog(cmd, coll, p); err != nil && runErr == nil {
+				if err := updateCatalog(cmd, coll, migrate.QuotePrinter(p)); err != nil && runErr == nil {
 					runErr = err
 				}
 			}
@@ -96,7 +96,7 @@ would, which the check after the run must report as left behind.`,
 				runErr = err
 			}
 			for _, f := range st.Failures {
-				p.Warnf("%s: %v", f.Source, f.Err)
+				p.Warnf("%s: %s", migrate.Quote(f.Source), migrate.Quote(f.Err.Error()))
 			}
 			return runErr
 		},
