@@ -64,17 +64,8 @@ func TestUpdateStopsOnAFullDisk(t *testing.T) {
 	const n = 20
 	for i := 0; i < n; i++ {
 		ts := fmt.Sprint(1599955200 + i*86400)
-		d := filepath.Join(dir, "archive", ts)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "index.json"), []byte(fmt.Sprintf(`{"url": "https://full.example/%d", "timestamp": %q}`, i, ts)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		payload := strings.Repeat(fmt.Sprintf("payload %d ", i), 20000) // about 200 kB
-		if err := os.WriteFile(filepath.Join(d, "output.html"), []byte(payload), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeRel(t, dir, "archive/"+ts+"/index.json", fmt.Sprintf(`{"url": "https://full.example/%d", "timestamp": %q}`, i, ts))
+		writeRel(t, dir, "archive/"+ts+"/output.html", strings.Repeat(fmt.Sprintf("payload %d ", i), 20000)) // about 200 kB
 	}
 	payloads := map[string]string{}
 	for rel, v := range updTree(t, filepath.Join(dir, "archive")) {

@@ -20,6 +20,19 @@ var linkLevels = []struct{ name, rel string }{
 	{"domain", "archive/users/system/snapshots/20200913/linked.example"},
 }
 
+// writeRel writes data to the file rel (slash path) below dir, making its
+// folders.
+func writeRel(t testing.TB, dir, rel, data string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // linkOutside makes rel (below the collection dir) a symlink to a fresh
 // folder outside the collection and returns that folder.
 func linkOutside(t *testing.T, dir, rel string) string {
@@ -65,15 +78,7 @@ func TestUpdateRefusesSymlinkedFolders(t *testing.T) {
 			if _, err := archive.Init(dir, false); err != nil {
 				t.Fatal(err)
 			}
-			w := func(rel, data string) {
-				p := filepath.Join(dir, filepath.FromSlash(rel))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			w := func(rel, data string) { writeRel(t, dir, rel, data) }
 			// Five folders of 2020-09-13 headed for linked.example, and
 			// one of another day and domain.
 			var linked []string
@@ -174,36 +179,17 @@ func TestUpdateRefusesSymlinkedLegacyIndex(t *testing.T) {
 	outside := t.TempDir()
 	passwd := filepath.Join(outside, "passwd")
 	other := filepath.Join(outside, "other/archive/1500000000/index.json")
-	for p, data := range map[string]string{
-		passwd: "root:x:0:0:root:/root:/bin/bash\n",
-		other:  `{"url": "https://secret.example/private", "timestamp": "1500000000", "title": "Secret title"}`,
-	} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRel(t, outside, "passwd", "root:x:0:0:root:/root:/bin/bash\n")
+	writeRel(t, outside, "other/archive/1500000000/index.json", `{"url": "https://secret.example/private", "timestamp": "1500000000", "title": "Secret title"}`)
 	links := map[string]string{"archive/1599955200": passwd, "archive/1599955260": other}
 	for rel, target := range links {
-		if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeRel(t, dir, rel+"/output.html", "<p>x</p>")
 		if err := os.Symlink(target, filepath.Join(dir, rel, "index.json")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, rel, "output.html"), []byte("<p>x</p>"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	good := "archive/1599955320"
-	if err := os.MkdirAll(filepath.Join(dir, good), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, good, "index.json"), []byte(`{"url": "https://good.example/", "timestamp": "1599955320"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRel(t, dir, good+"/index.json", `{"url": "https://good.example/", "timestamp": "1599955320"}`)
 	before := updTree(t, dir)
 
 	r := updRun(t, dir, nil, "update", "--migrate-only")
@@ -256,13 +242,7 @@ func regexpLine(text, a, b string) bool {
 func TestUpdateQuotesControlCharacters(t *testing.T) {
 	dir := t.TempDir()
 	updCollection(t, dir, 2)
-	skipped := filepath.Join(dir, "archive", "hello\nwarning: forged skip\x1b[2J")
-	if err := os.MkdirAll(skipped, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(skipped, "index.json"), []byte(`{"url": "https://x.example/"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRel(t, dir, "archive/hello\nwarning: forged skip\x1b[2J/index.json", `{"url": "https://x.example/"}`)
 	dashed := filepath.Join(dir, "archive/users/system/snapshots/20240102", "y.example\nwarning: forged read", "0190f3c2-a1b2-7c3d-8e4f-5a6b7c8d0001")
 	if err := os.MkdirAll(dashed, 0o755); err != nil {
 		t.Fatal(err)
