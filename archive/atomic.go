@@ -207,8 +207,16 @@ var ErrNotRegular = errors.New("not a regular file")
 // ReadRegular reads the file at path, which must be a regular file (or a
 // symlink to one), without blocking on a fifo (see OpenRegular). Errors
 // are *fs.PathError, as from os.ReadFile.
-func ReadRegular(path string) ([]byte, error) {
-	fd, st, err := OpenRegular(path, false)
+func ReadRegular(path string) ([]byte, error) { return readRegular(path, false) }
+
+// ReadIndexFile is ReadRegular for a snapshot's index.jsonl or index.json,
+// which is never read through a symlink: a link there could name any
+// file, in the collection or out of it, and the catalog does not follow
+// it either. A symlink fails with ErrNotRegular.
+func ReadIndexFile(path string) ([]byte, error) { return readRegular(path, true) }
+
+func readRegular(path string, nofollow bool) ([]byte, error) {
+	fd, st, err := OpenRegular(path, nofollow)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +232,7 @@ func ReadRegular(path string) ([]byte, error) {
 // fd and fstat. It never blocks on a fifo: the file is opened non-blocking
 // (which changes nothing for a regular file), and a folder fails with
 // EISDIR, anything else but a regular file with ErrNotRegular naming its
-// kind. With nofollow a symlink fails with ELOOP. Errors are
+// kind. With nofollow a symlink fails with ErrNotRegular too. Errors are
 // *fs.PathError.
 func OpenRegular(path string, nofollow bool) (int, unix.Stat_t, error) {
 	return OpenRegularAt(unix.AT_FDCWD, path, nofollow)
@@ -239,6 +247,9 @@ func OpenRegularAt(dirfd int, name string, nofollow bool) (int, unix.Stat_t, err
 		flags |= unix.O_NOFOLLOW
 	}
 	fd, err := unix.Openat(dirfd, name, flags, 0)
+	if nofollow && err == unix.ELOOP {
+		return -1, st, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (a symlink, not followed)", ErrNotRegular)}
+	}
 	if err != nil {
 		return -1, st, &fs.PathError{Op: "open", Path: name, Err: err}
 	}

@@ -66,6 +66,7 @@ type Stats struct {
 	Invalid    int // input items skipped
 	Existing   int // URLs skipped by --skip-existing
 	Created    int // snapshot folders created
+	Refused    int // URLs whose folder would lie below a symlinked folder (layout.RealFolders)
 	Resumed    int // snapshots of earlier runs taken up again
 	Sealed     int // snapshots captured to the end
 	Failed     int // sealed snapshots with at least one failed plugin
@@ -216,6 +217,9 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 	}
 	if runErr == nil && r.st.Failed > 0 {
 		runErr = fmt.Errorf("%d of %d snapshots have a failed plugin: %w", r.st.Failed, r.st.Sealed, archive.ErrPartial)
+	}
+	if runErr == nil && r.st.Refused > 0 {
+		runErr = fmt.Errorf("%d URLs could not be given a folder: %w", r.st.Refused, archive.ErrPartial)
 	}
 	return &r.st, runErr
 }

@@ -53,7 +53,10 @@ CHROME_BINARY, CHROME_CDP_URL (attach to a running browser),
 CHROME_PAGELOAD_TIMEOUT, CHECK_SSL_VALIDITY, SNAPSHOT_USER.
 
 Adding a URL the collection has makes a new snapshot (captures are kept over
-time) unless --skip-existing. Exit 3 when some plugin failed (each failure is
+time) unless --skip-existing. A URL whose folder would lie below a folder of
+archive/users/ that is a symlink (which no reader follows) is refused with one
+line and the others are added. Exit 3 when some plugin failed or some URL was
+refused (each failure is
 recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
 'folio add --resume' captures them.`,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,17 @@ run finds nothing to do.
 printed --resume value). A run never ends "complete" while a snapshot's folder
 stays behind: one still under archive/ at the end, or one that holds a snapshot
 but has no timestamp name and no database row, is named and makes it exit 3.
+
+Symlinks are not followed out of place: a folder below archive/users/ (user,
+snapshots/, date, domain) that is a symlink is neither read nor written
+through, so a snapshot headed below one fails and stays where it is (exit 3);
+a legacy index.json or index.jsonl that is a symlink fails its folder the same
+way. index.sqlite3 (and its -wal) must be a regular file, not a symlink, fifo
+or device, or the run stops before anything moves (exit 1); it is read from a
+copy in $TMPDIR (folio-legacydb-<pid>-*), and copies a killed run left there
+are removed by the next run. A full disk stops the run at once with one line
+naming the file system (exit 1): free some space and run again to finish.
+Folder names holding control characters are printed quoted ("a\nb").
 
 Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
 FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is
@@ -84,9 +96,10 @@ would, which the check after the run must report as left behind.`,
 				return runErr
 			}
 			migrateErr := runErr
-			if ctx.Err() == nil {
+			// On a full disk the catalog could not be written either.
+			if ctx.Err() == nil && !errors.Is(runErr, syscall.ENOSPC) {
 				p.Infof("[*] Phase 3: Running filesystem maintenance until idle...")
-				if err := updateCatalog(cmd, coll, p); err != nil && runErr == nil {
+				if err := updateCatalog(cmd, coll, migrate.QuotePrinter(p)); err != nil && runErr == nil {
 					runErr = err
 				}
 			}
@@ -94,7 +107,7 @@ would, which the check after the run must report as left behind.`,
 				runErr = err
 			}
 			for _, f := range st.Failures {
-				p.Warnf("%s: %v", f.Source, f.Err)
+				p.Warnf("%s: %s", migrate.Quote(f.Source), migrate.Quote(f.Err.Error()))
 			}
 			return runErr
 		},
