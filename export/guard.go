@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/folio-archive/folio/archive"
 )
@@ -70,45 +69,13 @@ func (s *site) realPath(rel string, mkdir bool) error {
 	return nil
 }
 
-// fullDisk turns an error that is a full file system into one line that
-// names the file system; the export can be run again once there is room,
-// and goes on from what it had made durable.
+// fullDisk turns an out-of-space error into one line naming the full
+// file system; other errors pass unchanged.
 func fullDisk(dst string, err error) error {
-	if !errors.Is(err, syscall.ENOSPC) {
+	d, ok := archive.NoSpace(err, dst)
+	if !ok {
 		return err
 	}
-	p := dst
-	var pe *fs.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		p = pe.Path
-	case errors.As(err, &le):
-		p = le.New
-	}
-	return fmt.Errorf("export to %s: no space left on the file system mounted at %s; make room and export again (it goes on where it stopped): %w",
-		dst, mountPoint(p), err)
-}
-
-// mountPoint returns the folder the file system holding p (or its nearest
-// existing parent) is mounted at: the highest folder above p on the same
-// device.
-func mountPoint(p string) string {
-	p = filepath.Clean(p)
-	var st syscall.Stat_t
-	for syscall.Stat(p, &st) != nil {
-		parent := filepath.Dir(p)
-		if parent == p {
-			return p
-		}
-		p = parent
-	}
-	dev := st.Dev
-	for {
-		parent := filepath.Dir(p)
-		if parent == p || syscall.Stat(parent, &st) != nil || st.Dev != dev {
-			return p
-		}
-		p = parent
-	}
+	return fmt.Errorf("export to %s: no space left on %s; make room and export again (it goes on where it stopped): %w",
+		dst, d.FileSystem(), err)
 }
