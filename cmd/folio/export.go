@@ -64,6 +64,11 @@ all.`,
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
 			}
+			fault, err := envFault()
+			if err != nil {
+				return err
+			}
+			opts.Fault = fault
 			coll, err := e.open()
 			if err != nil {
 				return err
