@@ -91,6 +91,9 @@ recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
 			}
 			opts.Sources = sources
+			if opts.Fault, err = envFault(); err != nil {
+				return err
+			}
 			coll, unlock, err := e.openLocked("add")
 			if err != nil {
 				return err
