@@ -146,3 +146,26 @@ func RemoveTemps(dir string, match func(name string) bool) error {
 	}
 	return nil
 }
+
+// RemoveTempsBelow is RemoveTemps for root and every folder below it
+// (links are not followed; a temp folder is removed whole); match, nil
+// for every temp name, is told the folder too.
+func RemoveTempsBelow(root string, match func(dir, name string) bool) error {
+	var dirs []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && !IsTemp(d.Name()) {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for _, d := range dirs {
+		var m func(string) bool
+		if match != nil {
+			m = func(name string) bool { return match(d, name) }
+		}
+		if err := RemoveTemps(d, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

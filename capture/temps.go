@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"io/fs"
 	"path"
 	"path/filepath"
 	"strings"
@@ -37,20 +36,9 @@ func (r *run) sweep(dir string) error {
 	if err := archive.RemoveTemps(filepath.Dir(abs), func(name string) bool { return strings.HasPrefix(name, staging) }); err != nil {
 		return err
 	}
-	var dirs []string
-	filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && !archive.IsTemp(d.Name()) {
-			dirs = append(dirs, p)
-		}
-		return nil
+	return archive.RemoveTempsBelow(abs, func(d, name string) bool {
+		return d != abs || !strings.HasPrefix(name, ".index.html")
 	})
-	for _, d := range dirs {
-		top := d == abs
-		if err := archive.RemoveTemps(d, func(name string) bool { return !top || !strings.HasPrefix(name, ".index.html") }); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // fault runs Options.Fault at a step.

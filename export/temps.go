@@ -1,7 +1,6 @@
 package export
 
 import (
-	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -71,20 +70,7 @@ func (s *site) sweepFolder(dir string) error {
 	if s.inPlace {
 		return archive.RemoveTemps(s.abs(dir), exportTemp)
 	}
-	root := s.abs(dir)
-	var dirs []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && !archive.IsTemp(d.Name()) {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	for _, d := range dirs {
-		if err := archive.RemoveTemps(d, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return archive.RemoveTempsBelow(s.abs(dir), nil)
 }
 
 // fault runs Options.Fault at a step.

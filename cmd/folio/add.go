@@ -56,7 +56,10 @@ Adding a URL the collection has makes a new snapshot (captures are kept over
 time) unless --skip-existing. Exit 3 when some plugin failed (each failure is
 recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
-'folio add --resume' captures them.`,
+'folio add --resume' captures them. After a kill, the next add removes the temp
+files and half-made snapshot folders it left (in the folders it noted in
+.folio/add.touched) and the Chromium profiles folio-chromium-* it left in
+$TMPDIR (those whose lock no living folio holds).`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4

@@ -41,7 +41,12 @@ PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are
 incremental: only pages whose snapshots or snapshot folders' entries changed are
 rewritten (a file added inside a plugin folder that has its card already shows
 once the index changes, or at once under 'folio watch --export'); --full redoes
-all.`,
+all.
+
+An export that is killed leaves the temp files of the writes it was in the
+middle of (.index.html.folio-tmp-… in snapshot folders, site/.folio.js.folio-tmp-…);
+the next export removes them: it notes the snapshot folders it writes in, in
+.folio/export/, before it writes there, and looks in exactly those.`,
 		Example: `  folio export
   folio export --out ../public --tag published
   folio export --out site --gzip --bundle site.tar.zst`,
