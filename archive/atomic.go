@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,24 @@ func IsStaging(name string) bool {
 // StagedName is the name the staging folder name was to be renamed to.
 func StagedName(name string) string {
 	return name[1:strings.Index(name, TempMarker)]
+}
+
+// FaultTemp is the step at which an atomic write calls the hook SetFault
+// installs: its temp file holds the data and is not yet renamed.
+const FaultTemp = "temp"
+
+var writeFault atomic.Pointer[func(step, path string) error]
+
+// SetFault installs fault (nil removes it) as the hook every atomic write
+// calls at FaultTemp with its target path; a non-nil error fails the
+// write. It is the testing knob FOLIO_FAULT reaches writes with: a hook
+// that exits the process there leaves a temp file as a kill would.
+func SetFault(fault func(step, path string) error) {
+	if fault == nil {
+		writeFault.Store(nil)
+		return
+	}
+	writeFault.Store(&fault)
 }
 
 // WriteFile writes data to path atomically: a uniquely named temp file in
@@ -82,6 +101,11 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 	cw := &countingWriter{w: f}
 	if err = write(cw); err != nil {
 		return err
+	}
+	if hook := writeFault.Load(); hook != nil {
+		if err = (*hook)(FaultTemp, path); err != nil {
+			return err
+		}
 	}
 	var st os.FileInfo
 	if st, err = f.Stat(); err != nil {

@@ -59,6 +59,10 @@ type Options struct {
 	Printer archive.Printer
 	Now     func() time.Time
 	IDs     archive.IDSource
+	// Fault, when set, is called at the run's steps: "result" after each
+	// result is recorded, "sealed" after each snapshot is sealed. A
+	// non-nil error is the step's failure (FOLIO_FAULT).
+	Fault func(step, what string) error
 }
 
 // Stats is what a run did.
@@ -86,6 +90,10 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if err != nil {
 		return nil, err
 	}
+	if r.touched, err = r.openTouched(); err != nil {
+		return nil, err
+	}
+	defer r.touched.Close() // a run that returns has removed its own temp files
 	return r.run(ctx)
 }
 
@@ -105,6 +113,7 @@ type run struct {
 	seen    map[string]bool // URLs of this run (depth 1 does not add them twice)
 	crawlID string
 	crawl   string // crawl folder, relative
+	touched *archive.TouchLog
 }
 
 func newRun(c *archive.Collection, opts Options) (*run, error) {

@@ -132,6 +132,9 @@ func (r *run) newSnapshot(it input.Item, depth int, crawlID string) (*snapshot, 
 	}
 	ix, _ := archive.ParseIndex(nil)
 	ix.SetSnapshot(rec)
+	if err := r.note(dir); err != nil {
+		return nil, err
+	}
 	final := r.c.Path(dir)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Dir(final), err)

@@ -48,6 +48,9 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 // --out.
 func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
 	ss := s.snapStateOf(it)
+	if err := s.touched.Note(it.Dir); err != nil {
+		return ss, err
+	}
 	if !s.inPlace {
 		n, b, err := s.copySnapshot(it.Dir)
 		if err != nil {
@@ -59,7 +62,7 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 		return ss, err
 	}
 	s.written.Add(1)
-	return ss, nil
+	return ss, s.fault("page", it.Dir)
 }
 
 // detail writes the page of a deferred snapshot.

@@ -59,7 +59,10 @@ line and the others are added. Exit 3 when some plugin failed or some URL was
 refused (each failure is
 recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
-'folio add --resume' captures them.`,
+'folio add --resume' captures them. After a kill, the next add removes the temp
+files and half-made snapshot folders it left (in the folders it noted in
+.folio/add.touched) and the Chromium profiles folio-chromium-* it left in
+$TMPDIR (those whose lock no living folio holds).`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4
@@ -94,6 +97,9 @@ recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
 			}
 			opts.Sources = sources
+			if opts.Fault, err = envFault(); err != nil {
+				return err
+			}
 			coll, unlock, err := e.openLocked("add")
 			if err != nil {
 				return err

@@ -59,7 +59,12 @@ The export never writes through a symlink where it writes (site/, site/search,
 site/text, the root pages and index.jsonl, with --out the snapshot copies): it
 stops and names it; the --out folder itself may be a symlink. On a full disk it
 stops with one line naming the file system; the next export, once there is
-room, goes on where it stopped.`,
+room, goes on where it stopped.
+
+An export that is killed leaves the temp files of the writes it was in the
+middle of (.index.html.folio-tmp-… in snapshot folders, site/.folio.js.folio-tmp-…);
+the next export removes them: it notes the snapshot folders it writes in, in
+.folio/export/, before it writes there, and looks in exactly those.`,
 		Example: `  folio export
   folio export --out ../public --tag published
   folio export --out site --gzip --bundle site.tar.zst`,
@@ -82,6 +87,11 @@ room, goes on where it stopped.`,
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
 			}
+			fault, err := envFault()
+			if err != nil {
+				return err
+			}
+			opts.Fault = fault
 			coll, err := e.open()
 			if err != nil {
 				return err

@@ -2,11 +2,7 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -60,7 +56,8 @@ Folder names holding control characters are printed quoted ("a\nb").
 Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
 FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is
 reached (planned, copied, verified, indexed, deleting, deleted, done, write,
-remove); forget:N instead drops the Nth move of the plan, as a faulty plan
+remove, and temp: an atomic write's temp file is written, not yet renamed);
+forget:N instead drops the Nth move of the plan, as a faulty plan
 would, which the check after the run must report as left behind.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !migrateOnly {
@@ -75,9 +72,9 @@ would, which the check after the run must report as left behind.`,
 			if opts.Resume != "" && !resumable(opts.Resume) {
 				return usagef("--resume %q: want a legacy timestamp such as 1609459200.123456 (as an interrupted run prints it)", opts.Resume)
 			}
-			fault, err := faultFromEnv(os.Getenv("FOLIO_FAULT"))
+			fault, err := envFault()
 			if err != nil {
-				return usagef("FOLIO_FAULT: %v", err)
+				return err
 			}
 			opts.Fault = fault
 			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
@@ -132,39 +129,6 @@ func updateCatalog(cmd *cobra.Command, coll *archive.Collection, p archive.Print
 		err = cerr
 	}
 	return err
-}
-
-// faultFromEnv parses FOLIO_FAULT ("step:N", comma separated): the process
-// exits with status 99, as abruptly as a kill, the Nth time step is reached
-// (at migrate.FaultForget the step is dropped from the plan instead).
-func faultFromEnv(spec string) (func(step, source string) error, error) {
-	if spec == "" {
-		return nil, nil
-	}
-	at := map[string]int64{}
-	for _, part := range strings.Split(spec, ",") {
-		step, n, ok := strings.Cut(strings.TrimSpace(part), ":")
-		count, err := strconv.ParseInt(n, 10, 64)
-		if !ok || step == "" || err != nil || count < 1 {
-			return nil, errors.New("want step:N with N >= 1, e.g. copied:3")
-		}
-		at[step] = count
-	}
-	counts := map[string]*atomic.Int64{}
-	for step := range at {
-		counts[step] = new(atomic.Int64)
-	}
-	return func(step, source string) error {
-		if c := counts[step]; c != nil && c.Add(1) == at[step] {
-			if step == migrate.FaultForget {
-				fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d drops %s from the plan\n", step, at[step], source)
-				return errors.New("forgotten by FOLIO_FAULT")
-			}
-			fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d reached at %s\n", step, at[step], source)
-			os.Exit(99)
-		}
-		return nil
-	}, nil
 }
 
 // resumable reports whether ts can be a --resume value: a legacy folder
