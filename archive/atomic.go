@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,24 @@ func IsStaging(name string) bool {
 // StagedName is the name the staging folder name was to be renamed to.
 func StagedName(name string) string {
 	return name[1:strings.Index(name, TempMarker)]
+}
+
+// FaultTemp is the step at which an atomic write calls the hook SetFault
+// installs: its temp file holds the data and is not yet renamed.
+const FaultTemp = "temp"
+
+var writeFault atomic.Pointer[func(step, path string) error]
+
+// SetFault installs fault (nil removes it) as the hook every atomic write
+// calls at FaultTemp with its target path; a non-nil error fails the
+// write. It is the testing knob FOLIO_FAULT reaches writes with: a hook
+// that exits the process there leaves a temp file as a kill would.
+func SetFault(fault func(step, path string) error) {
+	if fault == nil {
+		writeFault.Store(nil)
+		return
+	}
+	writeFault.Store(&fault)
 }
 
 // WriteFile writes data to path atomically: a uniquely named temp file in
@@ -82,6 +101,11 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 	cw := &countingWriter{w: f}
 	if err = write(cw); err != nil {
 		return err
+	}
+	if hook := writeFault.Load(); hook != nil {
+		if err = (*hook)(FaultTemp, path); err != nil {
+			return err
+		}
 	}
 	var st os.FileInfo
 	if st, err = f.Stat(); err != nil {
@@ -207,8 +231,16 @@ var ErrNotRegular = errors.New("not a regular file")
 // ReadRegular reads the file at path, which must be a regular file (or a
 // symlink to one), without blocking on a fifo (see OpenRegular). Errors
 // are *fs.PathError, as from os.ReadFile.
-func ReadRegular(path string) ([]byte, error) {
-	fd, st, err := OpenRegular(path, false)
+func ReadRegular(path string) ([]byte, error) { return readRegular(path, false) }
+
+// ReadIndexFile is ReadRegular for a snapshot's index.jsonl or index.json,
+// which is never read through a symlink: a link there could name any
+// file, in the collection or out of it, and the catalog does not follow
+// it either. A symlink fails with ErrNotRegular.
+func ReadIndexFile(path string) ([]byte, error) { return readRegular(path, true) }
+
+func readRegular(path string, nofollow bool) ([]byte, error) {
+	fd, st, err := OpenRegular(path, nofollow)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +256,7 @@ func ReadRegular(path string) ([]byte, error) {
 // fd and fstat. It never blocks on a fifo: the file is opened non-blocking
 // (which changes nothing for a regular file), and a folder fails with
 // EISDIR, anything else but a regular file with ErrNotRegular naming its
-// kind. With nofollow a symlink fails with ELOOP. Errors are
+// kind. With nofollow a symlink fails with ErrNotRegular too. Errors are
 // *fs.PathError.
 func OpenRegular(path string, nofollow bool) (int, unix.Stat_t, error) {
 	return OpenRegularAt(unix.AT_FDCWD, path, nofollow)
@@ -239,6 +271,9 @@ func OpenRegularAt(dirfd int, name string, nofollow bool) (int, unix.Stat_t, err
 		flags |= unix.O_NOFOLLOW
 	}
 	fd, err := unix.Openat(dirfd, name, flags, 0)
+	if nofollow && err == unix.ELOOP {
+		return -1, st, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (a symlink, not followed)", ErrNotRegular)}
+	}
 	if err != nil {
 		return -1, st, &fs.PathError{Op: "open", Path: name, Err: err}
 	}

@@ -406,7 +406,7 @@ func (ix *Index) Bytes() []byte {
 // ReadIndex reads dir/index.jsonl. A missing file is reported with an error
 // satisfying errors.Is(err, fs.ErrNotExist).
 func ReadIndex(dir string) (*Index, []LineError, error) {
-	data, err := ReadRegular(filepath.Join(dir, IndexFile))
+	data, err := ReadIndexFile(filepath.Join(dir, IndexFile))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -88,7 +88,7 @@ func legacyResult(raw *rawRecord, key string) Result {
 // ReadLegacyIndex reads dir/index.json.
 func ReadLegacyIndex(dir string) (*LegacyIndex, error) {
 	path := filepath.Join(dir, LegacyIndexFile)
-	data, err := ReadRegular(path)
+	data, err := ReadIndexFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,10 @@ type Options struct {
 	Printer archive.Printer
 	Now     func() time.Time
 	IDs     archive.IDSource
+	// Fault, when set, is called at the run's steps: "result" after each
+	// result is recorded, "sealed" after each snapshot is sealed. A
+	// non-nil error is the step's failure (FOLIO_FAULT).
+	Fault func(step, what string) error
 }
 
 // Stats is what a run did.
@@ -66,6 +70,7 @@ type Stats struct {
 	Invalid    int // input items skipped
 	Existing   int // URLs skipped by --skip-existing
 	Created    int // snapshot folders created
+	Refused    int // URLs whose folder would lie below a symlinked folder (layout.RealFolders)
 	Resumed    int // snapshots of earlier runs taken up again
 	Sealed     int // snapshots captured to the end
 	Failed     int // sealed snapshots with at least one failed plugin
@@ -85,6 +90,10 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if err != nil {
 		return nil, err
 	}
+	if r.touched, err = r.openTouched(); err != nil {
+		return nil, err
+	}
+	defer r.touched.Close() // a run that returns has removed its own temp files
 	return r.run(ctx)
 }
 
@@ -104,6 +113,7 @@ type run struct {
 	seen    map[string]bool // URLs of this run (depth 1 does not add them twice)
 	crawlID string
 	crawl   string // crawl folder, relative
+	touched *archive.TouchLog
 }
 
 func newRun(c *archive.Collection, opts Options) (*run, error) {
@@ -216,6 +226,9 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 	}
 	if runErr == nil && r.st.Failed > 0 {
 		runErr = fmt.Errorf("%d of %d snapshots have a failed plugin: %w", r.st.Failed, r.st.Sealed, archive.ErrPartial)
+	}
+	if runErr == nil && r.st.Refused > 0 {
+		runErr = fmt.Errorf("%d URLs could not be given a folder: %w", r.st.Refused, archive.ErrPartial)
 	}
 	return &r.st, runErr
 }

@@ -152,19 +152,26 @@ func (r *run) captureAll(ctx context.Context, snaps []*snapshot) error {
 // captureOne runs the plugins over one snapshot and returns the snapshots
 // it created for the pages the snapshot links to.
 func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
-	if err := s.setStatus("started"); err != nil {
+	err := r.note(s.dir)
+	if err == nil {
+		err = s.setStatus("started")
+	}
+	if err != nil {
 		r.fail(s, "", err.Error())
 		return nil
 	}
 	job := &plugins.Job{URL: s.rec.URL, Dir: s.abs(), SnapshotID: s.rec.ID, Depth: s.rec.Depth}
 	withLinks := s.rec.Depth < r.opts.Depth
 	var first *archive.Result
-	err := r.runner.Capture(ctx, job, withLinks, func(res archive.Result) error {
+	err = r.runner.Capture(ctx, job, withLinks, func(res archive.Result) error {
 		r.count(res)
 		if res.Status == plugins.Failed && first == nil {
 			first = &res
 		}
-		return s.addResult(res)
+		if err := s.addResult(res); err != nil {
+			return err
+		}
+		return r.fault("result", s.dir)
 	})
 	if ctx.Err() != nil {
 		// Interrupted: what finished is recorded; the rest waits for
@@ -193,6 +200,10 @@ func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
 		s.rec.Title = path.Base(job.Static) // a file has its name for a title
 	}
 	if err := s.seal(); err != nil {
+		r.fail(s, "", err.Error())
+		return nil
+	}
+	if err := r.fault("sealed", s.dir); err != nil {
 		r.fail(s, "", err.Error())
 		return nil
 	}

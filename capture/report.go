@@ -21,6 +21,8 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 		b.WriteString("[√] Add complete\n")
 	case errors.Is(err, context.Canceled):
 		b.WriteString("[!] Add interrupted: finished snapshots are sealed, the rest wait for 'folio add --resume'\n")
+	case errors.Is(err, archive.ErrPartial) && s.Failed == 0:
+		fmt.Fprintf(&b, "[X] Add finished: %d URLs could not be given a folder\n", s.Refused)
 	case errors.Is(err, archive.ErrPartial):
 		fmt.Fprintf(&b, "[X] Add finished: %d snapshots have a failed plugin\n", s.Failed)
 	default:
@@ -28,6 +30,9 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 	}
 	row := func(k string, v any) { fmt.Fprintf(&b, "    %-18s %v\n", k+":", v) }
 	row("Created", s.Created)
+	if s.Refused > 0 {
+		row("Refused", s.Refused)
+	}
 	if s.Resumed > 0 {
 		row("Resumed", s.Resumed)
 	}

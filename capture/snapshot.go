@@ -88,11 +88,20 @@ func openSnapshot(c *archive.Collection, dir string) (*snapshot, error) {
 
 // create makes a snapshot folder, status queued, for each item, and the
 // crawl's links to them. A folder appears whole or not at all: it is
-// made under a temporary name with its index.jsonl and then renamed.
+// made under a temporary name with its index.jsonl and then renamed. An
+// item whose folder would lie below a symlinked folder of archive/users/
+// is refused with one line and counted; the others are created.
 func (r *run) create(items []input.Item, depth int, crawlID string) ([]*snapshot, error) {
 	out := make([]*snapshot, 0, len(items))
 	for _, it := range items {
 		s, err := r.newSnapshot(it, depth, crawlID)
+		if errors.Is(err, layout.ErrLinkedFolder) {
+			r.p.Warnf("%v", err)
+			r.mu.Lock()
+			r.st.Refused++
+			r.mu.Unlock()
+			continue
+		}
 		if err != nil {
 			return out, err
 		}
@@ -118,8 +127,14 @@ func (r *run) newSnapshot(it input.Item, depth int, crawlID string) (*snapshot, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", it.URL, err)
 	}
+	if err := layout.RealFolders(r.c.Dir, dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", it.URL, err)
+	}
 	ix, _ := archive.ParseIndex(nil)
 	ix.SetSnapshot(rec)
+	if err := r.note(dir); err != nil {
+		return nil, err
+	}
 	final := r.c.Path(dir)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Dir(final), err)
@@ -181,6 +196,9 @@ func (r *run) linkToCrawl(dir string, rec archive.Snapshot) error {
 	}
 	crawl := r.crawl
 	r.mu.Unlock()
+	if err := layout.RealFolders(r.c.Dir, path.Join(crawl, "snapshots", layout.Domain(rec.URL))); err != nil {
+		return err
+	}
 	parent := r.c.Path(path.Join(crawl, "snapshots", layout.Domain(rec.URL)))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("create the crawl folder: %w", err)

@@ -128,7 +128,7 @@ func (f *files) cardTree(o output, page string) (list []fileView, more string) {
 		} else {
 			dir += "/"
 		}
-		list = append(list, fileView{Dir: dir, Name: path.Base(inner), Href: relHref(page, f.dir+"/"+rel)})
+		list = append(list, fileView{Dir: dir, Name: path.Base(inner), Href: openHref(page, f.dir, Ref{Rel: f.dir + "/" + rel})})
 	}
 	switch {
 	case len(names) == treeLimit:

@@ -77,7 +77,8 @@ func TestOutputAddedByHandAppearsInNextExport(t *testing.T) {
 		t.Errorf("after an output was added by hand and another snapshot retitled: %d pages written, want 2", st.Written)
 	}
 	got := page(t, c, target)
-	for _, want := range []string{`<article class="card card-wget">`, `href="./wget/b.example/index.html"`} {
+	// (HTML opens in the viewer, which frames it in its sandbox.)
+	for _, want := range []string{`<article class="card card-wget">`, `href="../../../../../../../site/view.html#` + target + `:wget/b.example/index.html"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("page lacks %q:\n%s", want, got)
 		}
@@ -133,7 +134,7 @@ func TestPluginCards(t *testing.T) {
 		`<pre class="card-text">Readable words of the article, spread over lines. More text.`,
 		`<pre class="card-text">Plain text of the page</pre>`,
 		// A mirror lists its files, its WARC left to the downloads.
-		`<ul class="card-files"><li><a href="./wget/cards.example/img/logo.png"><span class="card-dir">cards.example/img/</span>logo.png</a></li><li><a href="./wget/cards.example/post/index.html"><span class="card-dir">cards.example/post/</span>index.html</a></li><li><a href="./wget/cards.example/style.css"><span class="card-dir">cards.example/</span>style.css</a></li></ul>`,
+		`<ul class="card-files"><li><a href="./wget/cards.example/img/logo.png"><span class="card-dir">cards.example/img/</span>logo.png</a></li><li><a href="../../../../../../../site/view.html#` + rel + `:wget/cards.example/post/index.html"><span class="card-dir">cards.example/post/</span>index.html</a></li><li><a href="./wget/cards.example/style.css"><span class="card-dir">cards.example/</span>style.css</a></li></ul>`,
 		// Downloads: wget's WARC and ArchiveWeb.page's WACZ.
 		`<section class="downloads"><h2>Downloads</h2><ul>`,
 		`<a href="./wget/warc/1721469600.warc.gz" download>wget/warc/1721469600.warc.gz</a>`,
@@ -251,7 +252,7 @@ func TestRecordsDecideCardsAndIcons(t *testing.T) {
 	}
 	// The folder named for the snapshot's host is wget's mirror of an
 	// older version's layout: it gets wget's card, with its file tree.
-	if got := page(t, c, bare); !strings.Contains(got, `card card-wget"`) || !strings.Contains(got, `href="./bare.example/index.html"`) ||
+	if got := page(t, c, bare); !strings.Contains(got, `card card-wget"`) || !strings.Contains(got, `href="../../../../../../../site/view.html#`+bare+`:bare.example/index.html"`) ||
 		strings.Contains(got, "card-bare.example") {
 		t.Errorf("the mirror of the snapshot without records has no wget card:\n%s", got)
 	}

@@ -26,8 +26,8 @@ func (s *site) copySnapshot(dir string) (files, bytes int64, err error) {
 		return 0, 0, fmt.Errorf("export %s: %w", dir, err)
 	}
 	dst := s.abs(dir)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return 0, 0, fmt.Errorf("export %s: %w", dir, err)
+	if err := s.realPath(dir, true); err != nil { // (a symlink there would take the copy elsewhere)
+		return 0, 0, err
 	}
 	keep := map[string]bool{RootPage: true, RootPage + ".gz": true}
 	visited := map[string]bool{}
@@ -73,8 +73,8 @@ func (s *site) copySnapshot(dir string) (files, bytes int64, err error) {
 			dp := filepath.Join(dst, filepath.FromSlash(r))
 			switch {
 			case fi.IsDir():
-				if err := os.MkdirAll(dp, 0o755); err != nil {
-					return fmt.Errorf("export %s: %w", dp, err)
+				if err := s.realPath(dir+"/"+r, true); err != nil {
+					return err
 				}
 				keep[r] = true
 				if err := walk(sp, r); err != nil {
@@ -169,6 +169,9 @@ func (s *site) removeUnselected() (int, error) {
 		p, err := layout.Join(s.dst, old.Dir)
 		if err != nil {
 			continue
+		}
+		if err := s.realPath(old.Dir, false); err != nil {
+			return n, err
 		}
 		if err := os.RemoveAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return n, fmt.Errorf("export: remove %s: %w", p, err)

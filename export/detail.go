@@ -48,6 +48,9 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 // --out.
 func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
 	ss := s.snapStateOf(it)
+	if err := s.touched.Note(it.Dir); err != nil {
+		return ss, err
+	}
 	if !s.inPlace {
 		n, b, err := s.copySnapshot(it.Dir)
 		if err != nil {
@@ -59,7 +62,7 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 		return ss, err
 	}
 	s.written.Add(1)
-	return ss, nil
+	return ss, s.fault("page", it.Dir)
 }
 
 // detail writes the page of a deferred snapshot.
@@ -148,7 +151,7 @@ func (s *site) related(it *item) []relatedYear {
 		if title == "" {
 			title = c.url
 		}
-		r := relatedItem{Href: relHref(it.Dir, c.dir+"/"+RootPage), Title: archive.Shorten(html.UnescapeString(title), 110),
+		r := relatedItem{Href: relHref(it.Dir, c.dir+"/"+RootPage), Title: cutTitle(html.UnescapeString(cutTitle(title, 4*rowTitle)), rowTitle),
 			Saved: c.saved.Format("2006-01-02 15:04"), year: c.saved.Year()}
 		if len(out) == 0 || out[len(out)-1].Year != r.year {
 			out = append(out, relatedYear{Year: r.year})
@@ -160,10 +163,12 @@ func (s *site) related(it *item) []relatedYear {
 
 type previewView struct {
 	Plugin, Href, Kind, Sandbox string
+	Open                        string // the link that opens the file: Href, or the viewer's (see openHref)
 }
 
 type cardView struct {
 	Plugin, Href, Path, Size, Kind, Ext, Sandbox string
+	Open                                         string // as previewView's
 	Previewable                                  bool
 	Text                                         string     // the start of a text output, shown instead of a thumbnail
 	Files                                        []fileView // the files of a mirror (wget), as a tree
@@ -182,7 +187,8 @@ type mediaView struct {
 
 type detailView struct {
 	CSP, Site, RootHref, ManifestHref, SiteTitle, Version string
-	Title, URL, Saved, Status, StatusLabel, Size          string
+	Title, TabTitle                                       string // the page's heading and its <title>, cut
+	URL, Saved, Status, StatusLabel, Size                 string
 	Linkable                                              bool // URL is http(s): a link, else plain text
 	Tags                                                  []string
 	Favicon, FaviconFallbacks                             string
@@ -226,7 +232,7 @@ func statusLabel(status string, hasOutputs bool) string {
 func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, related []relatedYear) error {
 	dir := it.Dir
 	t := savedTime(snap)
-	title := html.UnescapeString(snap.Title)
+	title := html.UnescapeString(cutTitle(snap.Title, 4*headingTitle))
 	if title == "" {
 		title = snap.URL
 		if len(outs) == 0 {
@@ -236,7 +242,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	v := detailView{
 		CSP: CSP, Site: strings.TrimSuffix(relHref(dir, SiteDir+"/x"), "x"), RootHref: relHref(dir, RootPage),
 		ManifestHref: "./" + archive.IndexFile, SiteTitle: s.opts.Title, Version: s.opts.Version,
-		Title: title, URL: snap.URL, Linkable: webURL(snap.URL), Saved: t.Format("2006-01-02 15:04:05") + " UTC",
+		Title: cutTitle(title, headingTitle), TabTitle: cutTitle(title, tooltipTitle), URL: snap.URL, Linkable: webURL(snap.URL), Saved: t.Format("2006-01-02 15:04:05") + " UTC",
 		Status: snap.Status, StatusLabel: statusLabel(snap.Status, len(outs) > 0), Size: "—",
 		Tags: archive.NormalizeTags(snap.Tags),
 	}
@@ -249,14 +255,14 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	v.Favicon, v.FaviconFallbacks = candidates(f, dir, "favicon/favicon.ico", "favicon.ico")
 	if pv := preview(outs); pv != nil {
 		kind := kindOf(pv.Ref.Rel)
-		v.Preview = &previewView{Plugin: pv.Plugin, Href: pv.Ref.From(dir), Kind: kind, Sandbox: s.sandbox}
+		v.Preview = &previewView{Plugin: pv.Plugin, Href: pv.Ref.From(dir), Open: openHref(dir, dir, pv.Ref), Kind: kind, Sandbox: s.sandbox}
 	}
 	for _, o := range ordered(outs) {
 		if hiddenCards[o.Plugin] || o.Ref.Size <= 0 {
 			continue
 		}
 		k := kindOf(o.Ref.Rel)
-		c := cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
+		c := cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Open: openHref(dir, dir, o.Ref), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
 			Size: fileSize(o.Ref.Size), Kind: k, Ext: ext(o.Ref.Rel), Sandbox: s.sandbox,
 			Previewable: v.Preview != nil && v.Preview.Kind != "image" && k != "image", Text: f.cardText(o)}
 		c.Files, c.More = f.cardTree(o, dir)

@@ -59,6 +59,11 @@ type Options struct {
 	// SkipReindex trusts the catalog as it is (the caller just reindexed).
 	SkipReindex bool
 
+	// Fault, when set, is called at the export's steps: "page" after each
+	// snapshot page is written, "state" before the state file is. A
+	// non-nil error ends the export there (FOLIO_FAULT).
+	Fault func(step, what string) error
+
 	// Rewrite names snapshot folders (relative to the collection) whose
 	// pages are written again though nothing the export looks at changed:
 	// files written inside an output folder, which watch sees.
@@ -142,6 +147,10 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	if s.touched, err = s.openTouched(); err != nil {
+		return Stats{}, err
+	}
+	defer s.touched.Close() // a run that returns has removed its own temp files
 	// The snapshot folders of the last export are looked at while the
 	// catalog catches up: both are mostly system calls.
 	looked := make(chan error, 1)
@@ -164,7 +173,7 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	}
 	st, err := s.run(ctx)
 	st.Reindex = rs
-	return st, err
+	return st, fullDisk(s.dst, err)
 }
 
 // lookFolders looks at the snapshot folders of the last export (also for
@@ -249,6 +258,9 @@ type site struct {
 	// atomically, and all are made durable by one Sync before the state
 	// file that claims them is written.
 	batch *archive.Batch
+	// touched notes the snapshot folders this export writes in, so that
+	// the next one can remove what a kill left there (see openTouched).
+	touched *archive.TouchLog
 }
 
 func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
@@ -288,6 +300,9 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 		}
 		s.dst = out
 		s.statePth = opts.Collection.Path(archive.StateDir + "/export/out-" + strconv.FormatUint(hashString(out), 16) + ".state")
+	}
+	if err := s.checkSymlinks(); err != nil {
+		return nil, err
 	}
 	s.key = newHasher().str(tpl.Version).str(opts.Title).str(opts.Version).
 		u64(uint64(opts.PageSize)).str(s.sandbox).str(strconv.FormatBool(opts.Gzip)).str(s.dst).sum()
@@ -390,6 +405,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := s.writeAssets(); err != nil {
 		return st, err
 	}
+	if err := s.writeView(); err != nil {
+		return st, err
+	}
 	// One pass counts the selection and the captures of each URL, writes
 	// the root manifest and, after an earlier export, finds the pages
 	// that changed. A second pass is needed only when that one could not
@@ -442,6 +460,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		s.next.Snaps[h] = ss
 	}
 	testEvent("state")
+	if err := s.fault("state", s.statePth); err != nil {
+		return st, err
+	}
 	if err := s.next.write(s.statePth); err != nil {
 		return st, err
 	}
@@ -537,7 +558,9 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 	if err == nil && (len(batch) > 0 || page == 0) {
 		flush()
 	}
-	if werr := g.Wait(); err == nil {
+	// A worker's error cancels gctx, which ends the stream with
+	// context.Canceled: the worker's error is the one to report.
+	if werr := g.Wait(); werr != nil && (err == nil || ctx.Err() == nil) {
 		err = werr
 	}
 	if err != nil {

@@ -189,7 +189,8 @@ func linkCheck(t *testing.T, root string, secrets ...string) (pages, links int) 
 		}
 		return nil
 	})
-	resolve := func(page, ref string) {
+	var resolve func(page, ref string)
+	resolve = func(page, ref string) {
 		t.Helper()
 		links++
 		if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "file:") {
@@ -211,6 +212,17 @@ func linkCheck(t *testing.T, root string, secrets ...string) (pages, links int) 
 		target := path.Join(path.Dir(page), dec)
 		if target == ".." || strings.HasPrefix(target, "../") {
 			t.Errorf("%s: link %q leaves the export", page, ref)
+			return
+		}
+		if _, frag, _ := strings.Cut(ref, "#"); target == export.ViewPage && frag != "" {
+			// The viewer frames the file its fragment names: that one
+			// must resolve, from the export root.
+			dir, file, ok := strings.Cut(frag, ":")
+			if !ok || !strings.HasPrefix(dir, "archive/") {
+				t.Errorf("%s: viewer link %q names no snapshot folder", page, ref)
+			}
+			links--
+			resolve("index.html", "./"+dir+"/"+file)
 			return
 		}
 		// Inside a snapshot folder names are data (a user may be called
@@ -306,7 +318,7 @@ func TestLinkCheckInPlaceAndOut(t *testing.T) {
 	}
 	pages, links := linkCheck(t, c.Dir)
 	t.Logf("in place: %d pages, %d links", pages, links)
-	if want := st.Snapshots + (st.Snapshots+24)/25; pages != want { // + index.html and site/page-N.html
+	if want := st.Snapshots + (st.Snapshots+24)/25 + 1; pages != want { // + index.html, site/page-N.html and site/view.html
 		t.Errorf("checked %d pages, want %d", pages, want)
 	}
 	for _, s := range m.Snapshots {

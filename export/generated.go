@@ -16,16 +16,22 @@ import (
 
 func (s *site) writeAssets() error {
 	for _, name := range templates.Assets {
-		rel := SiteDir + "/" + name
-		data := s.tpl.Asset(name)
-		if old, err := os.ReadFile(s.abs(rel)); err == nil && bytes.Equal(old, data) && (!s.opts.Gzip || exists(s.abs(rel)+".gz")) {
-			continue
-		}
-		if err := s.writeGenerated(rel, data); err != nil {
+		if err := s.writeChanged(SiteDir+"/"+name, s.tpl.Asset(name)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeChanged writes a generated file unless it is there as it would be
+// written (with a .gz sibling exactly when asked for one), so that a sync
+// of the site copies only what changed.
+func (s *site) writeChanged(rel string, data []byte) error {
+	p := s.abs(rel)
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) && exists(p+".gz") == s.opts.Gzip {
+		return nil
+	}
+	return s.writeGenerated(rel, data)
 }
 
 // writeGenerated writes one generated file (atomically, so a hard link

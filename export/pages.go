@@ -132,6 +132,34 @@ func (s *site) setSnap(h uint64, ss snapState) {
 	s.mu.Unlock()
 }
 
+// How much of a title the pages show, in characters: a title can be
+// anything a page said it was, megabytes long. The manifests (the root
+// index.jsonl and each snapshot's) keep it whole.
+const (
+	rowTitle     = 110  // a row of the root list, a search result, another capture
+	tooltipTitle = 500  // a row's tooltip, a snapshot page's <title>
+	headingTitle = 2000 // a snapshot page's heading
+)
+
+// cutTitle returns s cut to n characters, the last of them an ellipsis,
+// when it is longer; it looks at no more of s than it keeps.
+func cutTitle(s string, n int) string {
+	if len(s) <= n {
+		return s // (n bytes hold at most n characters)
+	}
+	runes, last := 0, 0
+	for i := range s {
+		if runes == n {
+			return s[:last] + "…"
+		}
+		if runes == n-1 {
+			last = i
+		}
+		runes++
+	}
+	return s
+}
+
 func savedTime(s *archive.Snapshot) time.Time {
 	if !s.BookmarkedAt.IsZero() {
 		return s.BookmarkedAt.UTC()
@@ -185,6 +213,7 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 	if title == "" {
 		title = snap.URL
 	}
+	title = html.UnescapeString(cutTitle(title, 4*tooltipTitle)) // (an entity cut short stays as it was)
 	status := snap.Status
 	if status == "" {
 		status = "unknown"
@@ -192,13 +221,13 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 	r := rowView{
 		Status: status, Href: relHref(from, it.Dir+"/"+RootPage), Saved: archive.IsoTime(t),
 		Date: t.Format("2006-01-02"), Time: t.Format("15:04"), Epoch: snap.Timestamp,
-		Pending: pending(snap.Status), Title: archive.Shorten(html.UnescapeString(title), 110), URL: snap.URL,
+		Pending: pending(snap.Status), Title: cutTitle(title, rowTitle), URL: snap.URL,
 		Linkable: webURL(snap.URL),
 		Tags:     archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
 		Outputs: it.NumOutputs, StatusLabel: statusLabel(snap.Status, len(outs) > 0),
 	}
-	if full := html.UnescapeString(title); full != r.Title {
-		r.FullTitle = full // the tooltip of a shortened title
+	if r.Title != title {
+		r.FullTitle = cutTitle(title, tooltipTitle) // the tooltip of a shortened title
 	}
 	if r.Epoch == "" {
 		r.Epoch = strconv.FormatInt(t.Unix(), 10)
@@ -210,7 +239,7 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 		r.Preview, r.PreviewFallbacks = candidates(f, from, "screenshot/screenshot.png", "screenshot.png")
 	}
 	r.Favicon, r.FaviconFallbacks = candidates(f, from, "favicon/favicon.ico", "favicon.ico")
-	r.Icons = icons(outs, from)
+	r.Icons = icons(outs, it.Dir, from)
 	return r
 }
 
@@ -218,7 +247,7 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 // outputs a succeeded result stands for, as ArchiveBox draws them; for a
 // snapshot whose records stand for none (a folder of an older version
 // with no results) the outputs found on disk stand in.
-func icons(outs []output, from string) []iconView {
+func icons(outs []output, snap, from string) []iconView {
 	recorded := false
 	for _, o := range outs {
 		recorded = recorded || o.Recorded
@@ -243,7 +272,7 @@ func icons(outs []output, from string) []iconView {
 		if icon == "" {
 			continue
 		}
-		out = append(out, iconView{Href: byPlugin[p].From(from), Plugin: p, Icon: icon})
+		out = append(out, iconView{Href: openHref(from, snap, *byPlugin[p]), Plugin: p, Icon: icon})
 	}
 	return out
 }

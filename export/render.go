@@ -95,7 +95,7 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"")
 	escText(b, v.CSP)
 	b.WriteString("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<link rel=\"icon\" href=\"data:,\">\n<title>")
-	escText(b, v.Title)
+	escText(b, v.TabTitle)
 	b.WriteString("</title>\n<link rel=\"stylesheet\" href=\"")
 	escURL(b, v.Site)
 	b.WriteString("folio.css\">\n<script src=\"")
@@ -151,7 +151,7 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 		b.WriteString("<section class=\"preview\">\n  <div class=\"preview-head\"><span>")
 		escText(b, p.Plugin)
 		b.WriteString("</span><a href=\"")
-		escURL(b, p.Href)
+		escURL(b, p.Open)
 		b.WriteString("\" target=\"_blank\" rel=\"noopener\">open <span class=\"ic ic-external\" aria-hidden=\"true\"></span></a></div>\n  ")
 		if p.Kind == "image" {
 			b.WriteString("<img id=\"preview-frame\" class=\"preview-image\" src=\"")
@@ -205,15 +205,17 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 				b.WriteString("</span>")
 			}
 			b.WriteString("</div>\n  <h2><a href=\"")
-			escURL(b, c.Href)
+			escURL(b, c.Open)
 			b.WriteString("\"")
 			if c.Previewable {
-				b.WriteString(" target=\"preview\"")
+				b.WriteString(" data-preview=\"")
+				escText(b, c.Href)
+				b.WriteString("\"")
 			}
 			b.WriteString(">")
 			escText(b, c.Plugin)
 			b.WriteString("</a></h2>\n  <p class=\"card-path\"><a href=\"")
-			escURL(b, c.Href)
+			escURL(b, c.Open)
 			b.WriteString("\" target=\"_blank\" rel=\"noopener\">")
 			escText(b, c.Path)
 			b.WriteString("</a> <small>")

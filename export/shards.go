@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"context"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -75,13 +74,9 @@ func (s *site) writeTextShard(ctx context.Context, n int, items []item) error {
 		}
 		appendJSString(b, t)
 	})
-	// A page whose rows changed mostly keeps its texts: leave the file
-	// alone then, so that a sync of the site copies only what changed.
-	p := s.abs(textShardPath(n))
-	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, b.Bytes()) && exists(p+".gz") == s.opts.Gzip {
-		return nil
-	}
-	return s.writeGenerated(textShardPath(n), b.Bytes())
+	// A page whose rows changed mostly keeps its texts: the file is left
+	// alone then.
+	return s.writeChanged(textShardPath(n), b.Bytes())
 }
 
 // appendJSString writes s as a JavaScript string literal that is also

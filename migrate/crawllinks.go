@@ -64,6 +64,9 @@ func (x *executor) makeLink(link, target string) error {
 	if link == "" {
 		return nil
 	}
+	if err := layout.RealFolders(x.c.Dir, path.Dir(link)); err != nil {
+		return err
+	}
 	p := x.c.Path(link)
 	if dashed := layout.Dashed(path.Base(link)); dashed != "" {
 		old := filepath.Join(filepath.Dir(p), dashed)

@@ -135,8 +135,9 @@ func TestRunNeverOverwritesADifferingDestination(t *testing.T) {
 }
 
 // Bad input "a full disk simulated by a write error": the copy stops in
-// the middle of a file, the error names it, nothing is left half-written,
-// and the next run migrates the folder.
+// the middle of a file, the run stops with a NoSpaceError naming the
+// folder being written (not a failure of the folder), nothing is left
+// half-written, and the next run migrates the folder.
 func TestRunWriteErrorMidCopyLosesNothing(t *testing.T) {
 	for _, merge := range []bool{false, true} {
 		name := "fresh destination"
@@ -161,7 +162,13 @@ func TestRunWriteErrorMidCopyLosesNothing(t *testing.T) {
 				return nil
 			}
 			st, err := Run(context.Background(), c, o)
-			oneFailure(t, st, err, "archive/1508259732", syscall.ENOSPC, "copy "+filepath.Join(dir, "archive/1508259732/index.json"))
+			var full *NoSpaceError
+			if !errors.As(err, &full) || !errors.Is(err, syscall.ENOSPC) || errors.Is(err, archive.ErrPartial) {
+				t.Fatalf("err = %v, want a NoSpaceError", err)
+			}
+			if full.Path != filepath.Join(dir, dst) || full.Mount == "" || st.Failed != 0 {
+				t.Errorf("NoSpaceError %+v with %d failures, want the path %s, a mount point and no failure", full, st.Failed, filepath.Join(dir, dst))
+			}
 			if d := diffTrees(before, treeState(t, dir)); d != "" {
 				t.Errorf("a failed copy changed the tree:\n%s", d)
 			}

@@ -29,6 +29,26 @@ type executor struct {
 	crawlDirs  map[*Crawl]string // crawl folder of each crawl
 	unfinished atomic.Int64      // journal entries left pending
 	dirs       madeDirs          // folders created above destinations
+	// full is the first "no space left on device": no step starts after it.
+	full atomic.Pointer[NoSpaceError]
+}
+
+// outOfSpace reports whether err is a full file system and, for the first
+// one, records it. Such a failure is not the folder's: the run stops, and
+// one line names the file system.
+func (x *executor) outOfSpace(err error, dest string) bool {
+	e := noSpace(err, dest)
+	if e == nil {
+		return false
+	}
+	x.full.CompareAndSwap(nil, e)
+	return true
+}
+
+// stopped reports whether no further step may start: interrupted, or out
+// of space.
+func (x *executor) stopped(ctx context.Context) bool {
+	return ctx.Err() != nil || x.full.Load() != nil
 }
 
 // fault runs the fault hook for one step.
@@ -129,7 +149,7 @@ func (x *executor) execute(ctx context.Context, plan *Plan) error {
 		x.fail(s.Source, err)
 	}
 	for _, s := range unlink {
-		if ctx.Err() != nil {
+		if x.stopped(ctx) {
 			break
 		}
 		x.unlink(s)
@@ -145,7 +165,7 @@ func (x *executor) execute(ctx context.Context, plan *Plan) error {
 	x.p.Infof("[*] Phase 2: Selecting database snapshots with stale filesystem versions...")
 	x.p.Infof("    Found %d stale filesystem snapshots", len(phase2))
 	x.runSteps(ctx, "phase 2", phase2, true)
-	if len(merges) > 0 && ctx.Err() == nil {
+	if len(merges) > 0 && !x.stopped(ctx) {
 		x.p.Infof("    Merging %d second folders of snapshots moved above", len(merges))
 		x.runSteps(ctx, "merge", merges, true)
 	}
@@ -191,6 +211,10 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 	}
 	complete := func(i int, s *Step, verb string, err error) {
 		n := done.Add(1)
+		if x.outOfSpace(err, x.c.Path(s.Dest)) {
+			x.p.Progress(phase, n, total)
+			return // undone, or left to the journal: the next run does it
+		}
 		x.add(func(st *Stats) {
 			st.Processed++
 			if err != nil {
@@ -238,11 +262,11 @@ func (x *executor) runSteps(ctx context.Context, phase string, steps []*Step, nu
 	g := new(errgroup.Group)
 	g.SetLimit(x.opts.Workers)
 	for i, s := range steps {
-		if ctx.Err() != nil {
+		if x.stopped(ctx) {
 			break
 		}
 		g.Go(func() error {
-			if ctx.Err() != nil {
+			if x.stopped(ctx) {
 				return nil
 			}
 			x.mu.Lock()

@@ -18,6 +18,10 @@ import (
 func (x *executor) indexOnly(s *Step) (bool, error) {
 	it := s.Item
 	dst := x.c.Path(s.Dest)
+	link, linkTo := x.crawlLink(it, s.Dest)
+	if err := x.realFolders(s.Dest, link); err != nil {
+		return false, err
+	}
 	existing, err := readOptional(filepath.Join(dst, archive.IndexFile))
 	if err != nil {
 		return false, err
@@ -32,7 +36,6 @@ func (x *executor) indexOnly(s *Step) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	link, linkTo := x.crawlLink(it, s.Dest)
 	linkOK := link == "" || x.linkPresent(link, linkTo)
 	if existing != nil && bytes.Equal(ix, existing) && linkOK {
 		return false, nil

@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -75,24 +73,25 @@ type dbCrawl struct {
 // index, a WAL checkpoint on close). The -shm file is not copied: it is a
 // cache of the WAL's index that SQLite rebuilds from the WAL when the first
 // connection opens the copy, which is more reliable than a stale copy.
-// A missing file returns nil, nil.
+// Both files must be regular files, not symlinks (legacyFile). A missing
+// file returns nil, nil.
 func readLegacyDB(ctx context.Context, path string, now time.Time) (*legacyDB, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if err := legacyFile(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("read legacy database %s: %w", path, err)
 	}
-	tmp, err := os.MkdirTemp("", "folio-legacydb-")
+	tmp, release, err := newCopyDir()
 	if err != nil {
 		return nil, fmt.Errorf("read legacy database %s: %w", path, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer release()
 	cp := filepath.Join(tmp, "index.sqlite3")
-	if err := copyFile(path, cp); err != nil {
+	if err := copyRegular(path, cp); err != nil {
 		return nil, fmt.Errorf("read legacy database %s: %w", path, err)
 	}
-	if err := copyFile(path+"-wal", cp+"-wal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read legacy database %s: %w", path, err)
+	if err := copyRegular(path+"-wal", cp+"-wal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read legacy database %s: %s-wal: %w", path, path, err)
 	}
 	db, err := sql.Open("sqlite", "file:"+cp+"?_pragma=busy_timeout(5000)")
 	if err != nil {
@@ -105,23 +104,6 @@ func readLegacyDB(ctx context.Context, path string, now time.Time) (*legacyDB, e
 		return nil, fmt.Errorf("read legacy database %s: %w", path, err)
 	}
 	return ldb, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 func loadLegacyDB(ctx context.Context, db *sql.DB, now time.Time) (*legacyDB, error) {

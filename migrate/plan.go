@@ -220,26 +220,26 @@ func (p *Plan) Format(w io.Writer) error {
 		s := &p.Steps[i]
 		switch s.Action {
 		case ActionMove:
-			fmt.Fprintf(&b, "move     %s -> %s\n", s.Source, s.Dest)
+			fprintq(&b, "move     %s -> %s\n", s.Source, s.Dest)
 		case ActionIndex:
-			fmt.Fprintf(&b, "index    %s/index.jsonl\n", s.Dest)
+			fprintq(&b, "index    %s/index.jsonl\n", s.Dest)
 		case ActionCreate:
-			fmt.Fprintf(&b, "create   %s/index.jsonl (no folder on disk)\n", s.Dest)
+			fprintq(&b, "create   %s/index.jsonl (no folder on disk)\n", s.Dest)
 		case ActionInvalid:
-			fmt.Fprintf(&b, "invalid  %s -> %s (%s)\n", s.Source, s.Dest, s.Reason)
+			fprintq(&b, "invalid  %s -> %s (%s)\n", s.Source, s.Dest, s.Reason)
 		case ActionUnlink:
-			fmt.Fprintf(&b, "unlink   %s (symlink into archive/users)\n", s.Source)
+			fprintq(&b, "unlink   %s (symlink into archive/users)\n", s.Source)
 		case ActionCrawl:
-			fmt.Fprintf(&b, "crawl    %s -> %s\n", s.Source, s.Dest)
+			fprintq(&b, "crawl    %s -> %s\n", s.Source, s.Dest)
 		case ActionMerge:
-			fmt.Fprintf(&b, "merge    %s -> %s (a second folder of snapshot %s)\n", s.Source, s.Dest, s.Item.Snapshot.ID)
+			fprintq(&b, "merge    %s -> %s (a second folder of snapshot %s)\n", s.Source, s.Dest, s.Item.Snapshot.ID)
 		case ActionSkip:
-			fmt.Fprintf(&b, "skip     %s (%s)\n", s.Source, s.Reason)
+			fprintq(&b, "skip     %s (%s)\n", s.Source, s.Reason)
 		case ActionLeave:
-			fmt.Fprintf(&b, "leave    %s (%s)\n", s.Source, s.Reason)
+			fprintq(&b, "leave    %s (%s)\n", s.Source, s.Reason)
 		}
 		if s.Risk != "" {
-			fmt.Fprintf(&b, "         may be refused: %s\n", s.Risk)
+			fprintq(&b, "         may be refused: %s\n", s.Risk)
 		}
 	}
 	fmt.Fprintf(&b, "\n%d to move, %d to merge, %d to index, %d to create, %d invalid, %d symlinks to remove, %d crawl folders to rename, %d skipped, %d left behind, %d already current\n",

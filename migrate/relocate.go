@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"syscall"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 )
 
 // relocate moves the folder of step s to its destination: rename when
@@ -17,6 +19,10 @@ import (
 func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 	label := s.Source
 	src, dst := x.c.Path(s.Source), x.c.Path(s.Dest)
+	link, linkTo := x.crawlLink(it, s.Dest)
+	if err := x.realFolders(s.Dest, link); err != nil {
+		return err
+	}
 	tree, err := walkTree(src)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", src, err)
@@ -26,7 +32,6 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 	if err != nil {
 		return err
 	}
-	link, linkTo := x.crawlLink(it, s.Dest)
 	cp := &copier{fault: x.opts.Fault, label: label, dirs: &x.dirs}
 	if !dstExists && !x.opts.ForceCopy {
 		var ix []byte
@@ -119,6 +124,20 @@ func (x *executor) relocate(s *Step, copyMode string, it *Item) (err error) {
 		}
 	}
 	return &deletion{s: s, src: src, dst: dst, mode: copyMode, verified: verified, files: files, size: size, link: link, linkTo: linkTo, undo: undo}
+}
+
+// realFolders refuses a destination folder, and the folder of its crawl
+// link, below a symlinked folder of archive/users/ (layout.RealFolders):
+// readers do not follow those, so what is written there is lost to them.
+// Nothing has been written when it fails.
+func (x *executor) realFolders(dest, link string) error {
+	if err := layout.RealFolders(x.c.Dir, dest); err != nil {
+		return err
+	}
+	if link != "" {
+		return layout.RealFolders(x.c.Dir, path.Dir(link))
+	}
+	return nil
 }
 
 // deletion is a copied and verified snapshot whose source waits for the

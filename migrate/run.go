@@ -71,6 +71,7 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	if opts.Printer == nil {
 		opts.Printer = archive.Discard
 	}
+	opts.Printer = QuotePrinter(opts.Printer)
 	if opts.PlanOut == nil {
 		opts.PlanOut = io.Discard
 	}
@@ -97,6 +98,16 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 		if pend = pendingRecords(recs); len(pend) > 0 {
 			x.p.Infof("[*] Finishing %d entries of an interrupted migration...", len(pend))
 			x.recover(pend)
+		}
+	}
+	if !opts.DryRun {
+		// Only a run that holds the collection's lock tidies up.
+		n, err := removeStaleCopies()
+		if n > 0 {
+			x.p.Infof("[*] Removed %d copies of a legacy database that interrupted runs left in %s", n, os.TempDir())
+		}
+		if err != nil {
+			x.p.Warnf("%v", err)
 		}
 	}
 	inv, err := Scan(ctx, c, ScanOptions{
@@ -140,6 +151,9 @@ func Run(ctx context.Context, c *archive.Collection, opts Options) (*Stats, erro
 	x.settleStaging(inv.Staging, plan)
 	err = x.execute(ctx, plan)
 	x.dirs.tidy()
+	if full := x.full.Load(); err == nil && full != nil {
+		err = full
+	}
 	if err == nil && ctx.Err() == nil {
 		err = x.checkDrained(inv)
 	}

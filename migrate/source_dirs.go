@@ -176,6 +176,9 @@ func walkCurrent(ctx context.Context, root string, workers int) ([]currentDir, [
 	var jobs []job
 	for _, u := range users {
 		for _, kind := range []string{"snapshots", "crawls"} {
+			if layout.RealFolders(root, path.Join(archive.UsersDir, u, kind)) != nil {
+				continue // a symlinked snapshots/ or crawls/: a projection
+			}
 			dates, err := readDirs(filepath.Join(usersAbs, u, kind))
 			if err != nil {
 				return nil, nil, nil, err

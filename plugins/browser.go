@@ -26,7 +26,8 @@ type Browser struct {
 	mu          sync.Mutex
 	ctx         context.Context // the browser's first target; ends with the browser
 	cancel      func()
-	profile     string // the temporary user data dir folio made
+	profile     string   // the temporary user data dir folio made
+	profileLock *os.File // holds the flock that says the profile is in use
 	launches    int
 	lastStarted time.Time
 }
@@ -70,11 +71,11 @@ func (b *Browser) start() error {
 		if exe == "" {
 			return ErrNoBrowser
 		}
-		profile, err := os.MkdirTemp("", "folio-chromium-")
-		if err != nil {
-			return fmt.Errorf("create a Chromium profile folder: %w", err)
-		}
 		w, h, err := b.cfg.Resolution("screenshot")
+		if err != nil {
+			return err
+		}
+		profile, lock, err := newProfile()
 		if err != nil {
 			return err
 		}
@@ -94,7 +95,7 @@ func (b *Browser) start() error {
 			opts = append(opts, chromedp.NoSandbox)
 		}
 		alloc, cancelAlloc = chromedp.NewExecAllocator(context.Background(), opts...)
-		b.profile = profile
+		b.profile, b.profileLock = profile, lock
 	}
 	ctx, cancel := chromedp.NewContext(alloc)
 	if err := chromedp.Do(ctx); err != nil { // start it, with no deadline bound to its life
@@ -113,7 +114,8 @@ func (b *Browser) start() error {
 func (b *Browser) removeProfile() {
 	if b.profile != "" {
 		os.RemoveAll(b.profile)
-		b.profile = ""
+		b.profileLock.Close()
+		b.profile, b.profileLock = "", nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"image/png"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,7 +300,18 @@ func imagesLoaded(ctx context.Context) (bool, error) {
 // A browser killed while it loads a page fails that snapshot only: the
 // next one gets a new browser.
 func TestBrowserKilledMidRun(t *testing.T) {
-	srv := serve(t)
+	// The browser is killed once its tab asks for /hang, which never
+	// answers: the kill lands mid-load however slow the machine is.
+	asked := make(chan struct{})
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.Handle("/", fixtures.Handler())
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(asked) })
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
 	cfg := testConfig(t, "TIMEOUT", "10")
 	b, err := StartBrowser(cfg)
 	if err != nil {
@@ -307,12 +319,12 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	}
 	defer b.Close()
 	go func() {
-		time.Sleep(500 * time.Millisecond) // /slow answers after 2 s
+		<-asked
 		if p := chromedp.FromContext(b.ctx).Browser.Process(); p != nil {
 			p.Kill()
 		}
 	}()
-	_, got := capture(t, b, cfg, srv.URL+"/slow", "title", "screenshot")
+	_, got := capture(t, b, cfg, srv.URL+"/hang", "title", "screenshot")
 	for _, p := range []string{"title", "screenshot"} {
 		if got[p].Status != Failed || !strings.Contains(got[p].OutputStr, "crashed or closed") {
 			t.Errorf("%s on the killed browser: %q %q", p, got[p].Status, got[p].OutputStr)

@@ -23,11 +23,85 @@
     }
   }, true);
 
-  // Mark frames and images of the preview when they finished loading.
+  // Mark frames and images of the preview, and the viewer's frame, when
+  // they finished loading.
   document.addEventListener("load", function (ev) {
     var el = ev.target;
-    if (el && el.id === "preview-frame") { el.setAttribute("data-loaded", "1"); }
+    if (el && (el.id === "preview-frame" || el.id === "view-frame" && el.getAttribute("src"))) { el.setAttribute("data-loaded", "1"); }
   }, true);
+
+  // A card's link shows its file in the preview frame, whose sandbox
+  // applies to whatever it loads; without scripts, or with a modifier
+  // key, the link opens the viewer.
+  document.addEventListener("click", function (ev) {
+    var a = ev.target && ev.target.closest ? ev.target.closest("a[data-preview]") : null;
+    var frame = document.getElementById("preview-frame");
+    if (!a || !frame || frame.tagName !== "IFRAME" || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) { return; }
+    ev.preventDefault();
+    frame.removeAttribute("data-loaded");
+    frame.src = a.getAttribute("data-preview");
+  });
+
+  // The viewer (site/view.html) frames one archived file, named after the
+  // "#" of its address: the snapshot folder and the file's path in it,
+  // both from the site's root and quoted, separated by ":"
+  // (archive/users/…/<id>:dom/output.html). Only a file below archive/ of
+  // this site is ever framed, in the frame's sandbox; anything else is
+  // refused.
+  var segment = /^[A-Za-z0-9\-._~!$&'()*+,;=@%]+$/;
+  function cleanPath(p) {
+    if (!p) { return null; }
+    var parts = p.split("/");
+    for (var i = 0; i < parts.length; i++) {
+      var d;
+      if (!segment.test(parts[i])) { return null; }
+      try { d = decodeURIComponent(parts[i]); } catch (e) { return null; }
+      if (d === "." || d === ".." || d.indexOf("/") >= 0 || d.indexOf("\\") >= 0) { return null; }
+    }
+    return parts;
+  }
+  function viewTarget(hash) {
+    var h = hash.replace(/^#/, "");
+    var colon = h.indexOf(":");
+    if (colon < 0) { return null; }
+    var rest = h.slice(colon + 1);
+    var q = rest.indexOf("?");
+    var dir = cleanPath(h.slice(0, colon));
+    var file = cleanPath(q < 0 ? rest : rest.slice(0, q));
+    if (!dir || !file || dir[0] !== "archive" || dir.length < 2) { return null; }
+    var root = new URL("../", location.href);
+    var url = new URL(dir.join("/") + "/" + file.join("/") + (q < 0 ? "" : rest.slice(q)), root);
+    if (url.protocol !== root.protocol || url.host !== root.host || url.href.indexOf(root.href + "archive/") !== 0) { return null; }
+    return { url: url.href, page: new URL(dir.join("/") + "/index.html", root).href, name: decodeURIComponent(file[file.length - 1]) };
+  }
+  function showView(siteTitle) {
+    var t = viewTarget(location.hash);
+    var frame = document.getElementById("view-frame");
+    var back = document.getElementById("view-back");
+    var dl = document.getElementById("view-download");
+    if (frame.hasAttribute("src")) { // a frame is navigated only once: a new one for a new file
+      var fresh = frame.cloneNode(false);
+      fresh.removeAttribute("src");
+      fresh.removeAttribute("data-loaded");
+      frame.parentNode.replaceChild(fresh, frame);
+      frame = fresh;
+    }
+    document.getElementById("view-refused").hidden = !!t;
+    frame.hidden = back.hidden = dl.hidden = !t;
+    document.getElementById("view-name").textContent = t ? t.name : "";
+    document.title = t ? t.name + " · " + siteTitle : siteTitle;
+    if (!t) { return; }
+    back.href = t.page;
+    dl.href = t.url;
+    dl.setAttribute("download", t.name);
+    frame.src = t.url;
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!document.getElementById("view-frame")) { return; }
+    var siteTitle = document.title;
+    showView(siteTitle);
+    window.addEventListener("hashchange", function () { showView(siteTitle); });
+  });
 
   // A store holds one kind of shard, page number -> rows, loaded once.
   function store(dir) {

@@ -22,6 +22,7 @@ var embedded embed.FS
 const (
 	Root     = "root.html"
 	Snapshot = "snapshot.html"
+	View     = "view.html" // the viewer that frames an archived document
 )
 
 // Assets are the files copied verbatim into the export's site/ folder.
@@ -31,6 +32,7 @@ var Assets = []string{"folio.css", "folio.js"}
 type Set struct {
 	Root     *template.Template
 	Snapshot *template.Template
+	View     *template.Template
 	assets   map[string][]byte
 	// Version changes whenever any template or asset byte changes; the
 	// export's incremental state records it.
@@ -93,6 +95,9 @@ func Load(overrideDir string, funcs template.FuncMap) (*Set, error) {
 		return nil, err
 	}
 	if s.Snapshot, err = parse(Snapshot); err != nil {
+		return nil, err
+	}
+	if s.View, err = parse(View); err != nil {
 		return nil, err
 	}
 	for _, name := range Assets {

@@ -25,6 +25,12 @@ func parentFolders(entries []catalog.Entry) []string {
 	return out
 }
 
+// SiteFolders are the folders of the collection that hold files written
+// atomically, and so maybe temp files of writes a kill cut short, though
+// no snapshot folder is in them: the root (its index.html and
+// index.jsonl) and the export's site/.
+var SiteFolders = []string{".", "site", "site/search", "site/text"}
+
 // leftBeside looks in parent, a folder holding snapshot folders, for what
 // an interrupted copy or write left there: a staging folder
 // ".<name>.folio-tmp-…" is renamed into place only when the copy is
@@ -45,7 +51,7 @@ func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
 		if !archive.IsTemp(name) {
 			continue
 		}
-		p := Problem{Kind: Temp, Path: parent + "/" + name, Detail: tempDetail}
+		p := Problem{Kind: Temp, Path: path.Join(parent, name), Detail: tempDetail}
 		var st unix.Stat_t
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			of := ""

@@ -58,6 +58,9 @@ type Options struct {
 	// snapshots to their folders; a legacy folder found in it was left
 	// behind by a migration. Nil skips that check.
 	Migrated map[string]string
+	// Site also looks for temp files in the collection's own folders that
+	// no snapshot holds: the root, and the site/ an export writes.
+	Site     bool
 	Now      func() time.Time        // for the hashes.json timestamp
 	Progress func(done, total int64) // called as folders finish
 	Found    func(Problem)           // called for each problem as it is found, one call at a time
@@ -135,6 +138,9 @@ func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, op
 	// The workers check the snapshot folders, then the folders that hold
 	// them, for what interrupted copies left beside the snapshots.
 	parents := parentFolders(entries)
+	if opts.Site {
+		parents = append(parents, SiteFolders...)
+	}
 	jobs := make(chan int) // < len(entries): that entry; else a parent
 	var wg sync.WaitGroup
 	for range opts.Workers {

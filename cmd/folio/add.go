@@ -53,10 +53,16 @@ CHROME_BINARY, CHROME_CDP_URL (attach to a running browser),
 CHROME_PAGELOAD_TIMEOUT, CHECK_SSL_VALIDITY, SNAPSHOT_USER.
 
 Adding a URL the collection has makes a new snapshot (captures are kept over
-time) unless --skip-existing. Exit 3 when some plugin failed (each failure is
+time) unless --skip-existing. A URL whose folder would lie below a folder of
+archive/users/ that is a symlink (which no reader follows) is refused with one
+line and the others are added. Exit 3 when some plugin failed or some URL was
+refused (each failure is
 recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
-'folio add --resume' captures them.`,
+'folio add --resume' captures them. After a kill, the next add removes the temp
+files and half-made snapshot folders it left (in the folders it noted in
+.folio/add.touched) and the Chromium profiles folio-chromium-* it left in
+$TMPDIR (those whose lock no living folio holds).`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4
@@ -91,6 +97,9 @@ recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
 			}
 			opts.Sources = sources
+			if opts.Fault, err = envFault(); err != nil {
+				return err
+			}
 			coll, unlock, err := e.openLocked("add")
 			if err != nil {
 				return err

@@ -506,3 +506,60 @@ func TestAddWithoutChromium(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// TestAddKilledLeavesNoTemps kills add in the middle of atomic writes
+// (FOLIO_FAULT=temp:N exits with the temp file written and not renamed,
+// as kill -9 would; Chromium dies with folio): the next add removes the
+// temp files and the half-made snapshot folder the killed one left, and
+// the Chromium profile it left in $TMPDIR, but not a profile a living
+// process holds.
+func TestAddKilledLeavesNoTemps(t *testing.T) {
+	srv := fixtureServer(t)
+	for _, tc := range []struct {
+		name string
+		spec string
+	}{
+		{"making the folder", "temp:2"}, // 1 is the sources/ file
+		{"capturing", "temp:5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newCollection(t)
+			tmp := t.TempDir()
+			env := []string{"FOLIO_DATA_DIR=", "TMPDIR=" + tmp}
+			args := []string{"add", "--plugins", "title,dom,hashes", srv.URL + "/index.html"}
+			if !crashFault(t, dir, tc.spec, env, args...) {
+				t.Fatal("the fault point was never reached")
+			}
+			left := crashTemps(t, dir)
+			profiles, _ := filepath.Glob(filepath.Join(tmp, "folio-chromium-*"))
+			if len(left) == 0 || len(profiles) == 0 {
+				t.Fatalf("the killed add left temp files %v and Chromium profiles %v: nothing to clean", left, profiles)
+			}
+			// A profile whose lock is held stands for a folio still running.
+			live := filepath.Join(tmp, "folio-chromium-live")
+			os.Mkdir(live, 0o755)
+			lock, err := os.Create(filepath.Join(live, ".folio-profile.lock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Close()
+			if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+				t.Fatal(err)
+			}
+			r := updRun(t, dir, env, "add", "--resume", "--plugins", "title,dom,hashes")
+			if r.code != 0 {
+				t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+			}
+			crashNoTemps(t, dir)
+			if after, _ := filepath.Glob(filepath.Join(tmp, "folio-chromium-*")); len(after) != 1 || after[0] != live {
+				t.Errorf("Chromium profiles after the rerun: %v, want only %s", after, live)
+			}
+			crashAgrees(t, dir)
+			for _, s := range snapshots(t, dir) {
+				if s.snap.Status != "sealed" {
+					t.Errorf("%s is %s after the rerun", s.dir, s.snap.Status)
+				}
+			}
+		})
+	}
+}

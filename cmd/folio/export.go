@@ -41,7 +41,30 @@ PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are
 incremental: only pages whose snapshots or snapshot folders' entries changed are
 rewritten (a file added inside a plugin folder that has its card already shows
 once the index changes, or at once under 'folio watch --export'); --full redoes
-all.`,
+all.
+
+Archived documents never run with the site's origin, even on a host that ignores
+_headers (GitHub Pages, S3, plain nginx, python -m http.server): they are shown
+only inside sandboxed frames (no allow-same-origin). Links to archived HTML,
+XHTML, SVG, XML, MHTML and files of any other or no type open site/view.html,
+a viewer that frames the file named after the "#" of its address, and only
+files below archive/ of the same site. Images (not SVG), PDF, audio, video and
+plain text or data (txt md json jsonl csv tsv log css js) are linked directly,
+WARC and WACZ files with the download attribute: a host must serve these with
+their usual types, never as text/html (every common host does). The _headers
+file (Netlify, Cloudflare Pages) adds a CSP sandbox for archive/ as defence in
+depth. Titles are cut for display and kept whole in index.jsonl.
+
+The export never writes through a symlink where it writes (site/, site/search,
+site/text, the root pages and index.jsonl, with --out the snapshot copies): it
+stops and names it; the --out folder itself may be a symlink. On a full disk it
+stops with one line naming the file system; the next export, once there is
+room, goes on where it stopped.
+
+An export that is killed leaves the temp files of the writes it was in the
+middle of (.index.html.folio-tmp-… in snapshot folders, site/.folio.js.folio-tmp-…);
+the next export removes them: it notes the snapshot folders it writes in, in
+.folio/export/, before it writes there, and looks in exactly those.`,
 		Example: `  folio export
   folio export --out ../public --tag published
   folio export --out site --gzip --bundle site.tar.zst`,
@@ -64,6 +87,11 @@ all.`,
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
 			}
+			fault, err := envFault()
+			if err != nil {
+				return err
+			}
+			opts.Fault = fault
 			coll, err := e.open()
 			if err != nil {
 				return err

@@ -455,3 +455,43 @@ func TestExportShowsOutputAddedByHand(t *testing.T) {
 		t.Errorf("--out copy lacks the clip: %v", err)
 	}
 }
+
+// TestExportKilledLeavesNoTemps kills export in the middle of atomic
+// writes (FOLIO_FAULT=temp:N exits with the temp file written and not
+// renamed, as kill -9 would): the next export removes every temp file the
+// killed one left, in the snapshot folders (.index.html.folio-tmp-*) and
+// in site/, in place and in an --out copy.
+func TestExportKilledLeavesNoTemps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec string
+		out  bool
+	}{
+		{"asset", "temp:1", false},
+		{"page", "temp:12", false},
+		{"later page", "temp:30", false},
+		{"out page", "temp:15", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := catCollection(t, 24)
+			catRun(t, dir, "reindex").want(t, 0)
+			args := []string{"export", "--workers", "1"}
+			root := dir
+			if tc.out {
+				root = filepath.Join(t.TempDir(), "site")
+				args = append(args, "--out", root)
+			}
+			if !crashFault(t, dir, tc.spec, nil, args...) {
+				t.Fatal("the fault point was never reached")
+			}
+			left := crashTemps(t, root)
+			if len(left) == 0 {
+				t.Fatal("the killed export left no temp file to clean")
+			}
+			t.Logf("left: %v", left)
+			catRun(t, dir, args...).want(t, 0)
+			crashNoTemps(t, root)
+			crashNoTemps(t, dir)
+		})
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -22,6 +24,8 @@ func init() { commands = append(commands, newRemoveCmd) }
 // removeFlags are the choices of one 'folio remove'.
 type removeFlags struct {
 	all, del, yes, dryRun, jsonl, purge, unhide bool
+
+	fault func(step, what string) error // FOLIO_FAULT
 }
 
 func newRemoveCmd(e *env) *cobra.Command {
@@ -52,7 +56,10 @@ With --delete the folders are moved, by rename, to
 Folders left empty above them are removed. A folder on another filesystem than
 .folio/trash is left where it is, still in the catalog, and remove exits 3. To
 bring a deleted snapshot back, move its folder from the trash to its path and
-run 'folio reindex'. --delete asks before it moves anything; --yes answers for
+run 'folio reindex'. The plan is written to .folio/trash/<YYYYMMDD-HHMMSS>/remove.journal
+before the first folder moves and removed at the end: a remove that is killed
+half way is finished by the next remove (any but --dry-run), which moves the
+rest and takes what is in the trash out of the catalog. --delete asks before it moves anything; --yes answers for
 you, and without a terminal to ask on, --yes is needed.
 
 --purge-trash deletes everything in .folio/trash for good, after saying how
@@ -73,18 +80,31 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 			if err := f.check(e, sel); err != nil {
 				return err
 			}
+			var err error
+			if f.fault, err = envFault(); err != nil {
+				return err
+			}
+			if f.fault == nil {
+				f.fault = func(string, string) error { return nil }
+			}
 			coll, unlock, err := e.openFor("remove", !f.dryRun)
 			if err != nil {
 				return err
 			}
 			defer unlock()
-			switch {
-			case f.purge:
-				return purgeTrash(e, coll, f)
-			case f.unhide:
-				return unhide(cmd, e, coll, args)
+			var kept int
+			if !f.dryRun {
+				p := e.printer()
+				kept, err = finishRemovals(cmd, coll, p, f.fault)
+				p.done()
+				if err != nil {
+					return err
+				}
 			}
-			return remove(cmd, e, coll, q, f)
+			if err := runRemove(cmd, e, coll, q, f, args); err != nil || kept == 0 {
+				return err
+			}
+			return fmt.Errorf("%s of a removal cut short could not be moved to the trash: %w", plural(kept, "folder"), archive.ErrPartial)
 		},
 	}
 	fl := cmd.Flags()
@@ -97,6 +117,17 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 	fl.BoolVar(&f.purge, "purge-trash", false, "delete everything in .folio/trash for good")
 	fl.BoolVar(&f.unhide, "unhide", false, "bring back the snapshots of these folders (paths as remove printed them) from .folio/hidden.jsonl")
 	return cmd
+}
+
+// runRemove does what the flags ask.
+func runRemove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Query, f removeFlags, args []string) error {
+	switch {
+	case f.purge:
+		return purgeTrash(e, coll, f)
+	case f.unhide:
+		return unhide(cmd, e, coll, args)
+	}
+	return remove(cmd, e, coll, q, f)
 }
 
 // check refuses flags that do not go together, before anything is opened.
@@ -189,17 +220,12 @@ func remove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Quer
 		fmt.Fprintf(out, "%s to remove\n", plural(len(plan), "snapshot"))
 	}
 
-	done := plan[:0:0]
+	var done []removal
+	var partial error // folders the next remove tries again
 	if f.del {
-		for i := range plan {
-			if ctx.Err() != nil {
-				break
-			}
-			if plan[i].Trash, err = coll.Trash(stamp, plan[i].Dir); err != nil {
-				p.Warnf("%v; the folder is kept, still in the catalog", err)
-				continue
-			}
-			done = append(done, plan[i])
+		done, partial = trashPlan(ctx, coll, cat, p, plan, stamp, f.fault)
+		if partial != nil && !errors.Is(partial, archive.ErrPartial) {
+			return partial
 		}
 	} else {
 		hide := make([]archive.Hidden, len(plan))
@@ -209,16 +235,15 @@ func remove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Quer
 		if err := coll.Hide(hide); err != nil {
 			return err
 		}
+		dirs := make([]string, len(plan))
+		for i, r := range plan {
+			dirs[i] = r.Dir
+		}
+		// The catalog is written whatever happens next (Ctrl-C included).
+		if _, err := cat.Drop(context.WithoutCancel(ctx), dirs); err != nil {
+			return err
+		}
 		done = plan
-	}
-	dirs := make([]string, len(done))
-	for i, r := range done {
-		dirs[i] = r.Dir
-	}
-	// The catalog is written whatever happened above, so that it agrees
-	// with the folders moved before a failure or Ctrl-C.
-	if _, err := cat.Drop(context.WithoutCancel(ctx), dirs); err != nil {
-		return err
 	}
 	if f.jsonl {
 		enc := json.NewEncoder(e.stdout)
@@ -236,10 +261,88 @@ func remove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Quer
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if partial != nil {
+		return partial
+	}
 	if failed := len(plan) - len(done); failed > 0 {
 		return fmt.Errorf("%d of %s could not be moved to the trash: %w", failed, plural(len(plan), "folder"), archive.ErrPartial)
 	}
 	return nil
+}
+
+// trashPlan moves the plan's folders to the trash batch stamp, journaled
+// (archive.BeginTrash) so that a kill at any point is finished by the
+// next remove, and drops their rows. It returns the removals done.
+func trashPlan(ctx context.Context, coll *archive.Collection, cat *catalog.Catalog, p *printer, plan []removal, stamp string, fault func(step, what string) error) ([]removal, error) {
+	b := archive.TrashBatch{Stamp: stamp, Items: make([]archive.TrashItem, len(plan))}
+	for i, r := range plan {
+		b.Items[i] = archive.TrashItem{Dir: r.Dir, ID: r.ID, URL: r.URL, Timestamp: r.Timestamp}
+	}
+	if err := coll.BeginTrash(b); err != nil {
+		return nil, err
+	}
+	if err := fault("journaled", stamp); err != nil {
+		return nil, err
+	}
+	gone, _, err := coll.FinishTrash(b, trashRun(ctx, cat, p, fault))
+	out := map[string]bool{}
+	for _, d := range gone {
+		out[d] = true
+	}
+	var done []removal
+	for _, r := range plan {
+		if out[r.Dir] {
+			r.Trash = path.Join(archive.TrashDir, stamp, r.Dir)
+			done = append(done, r)
+		}
+	}
+	return done, err
+}
+
+// trashRun is how a removal to the trash reaches the catalog and the user.
+func trashRun(ctx context.Context, cat *catalog.Catalog, p *printer, fault func(step, what string) error) archive.TrashRun {
+	return archive.TrashRun{
+		Drop: func(dirs []string) error {
+			_, err := cat.Drop(context.WithoutCancel(ctx), dirs)
+			return err
+		},
+		Warn: func(err error, kept bool) {
+			if kept {
+				p.Warnf("%v; the folder is kept, still in the catalog", err)
+			} else {
+				p.Warnf("%v", err)
+			}
+		},
+		Stop:  func() bool { return ctx.Err() != nil },
+		Fault: fault,
+	}
+}
+
+// finishRemovals finishes the removals to the trash a kill cut short,
+// before this remove does anything else: the folders of their plans still
+// in the tree move to the trash, and the catalog drops every folder out
+// of the tree. kept counts the folders that stayed (reported already).
+func finishRemovals(cmd *cobra.Command, coll *archive.Collection, p *printer, fault func(step, what string) error) (kept int, err error) {
+	batches, err := coll.UnfinishedTrash()
+	if err != nil || len(batches) == 0 {
+		return 0, err
+	}
+	ctx := cmd.Context()
+	cat, err := catalog.Open(ctx, coll)
+	if err != nil {
+		return 0, err
+	}
+	defer cat.Close()
+	for _, b := range batches {
+		p.Infof("finishing the removal to %s/%s/ that was cut short (%s)", archive.TrashDir, b.Stamp, plural(len(b.Items), "snapshot"))
+		gone, k, err := coll.FinishTrash(b, trashRun(ctx, cat, p, fault))
+		kept += k
+		if err != nil {
+			return kept, err
+		}
+		p.Infof("removed %s from the catalog; the folders are in %s/%s/", plural(len(gone), "snapshot"), archive.TrashDir, b.Stamp)
+	}
+	return kept, ctx.Err()
 }
 
 // unhide takes folders out of the hidden list and reindexes them.

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -253,4 +254,71 @@ func TestRemoveUsage(t *testing.T) {
 		t.Errorf("locked: %q", r.stderr)
 	}
 	catRun(t, dir, "remove", "--all").want(t, 11)
+}
+
+// TestRemoveDeleteKilled kills 'remove --delete' after some folders went
+// to the trash (FOLIO_FAULT exits at once, as kill -9 would): the rerun,
+// of the same command or of another remove, finishes the removal and
+// exits 0 with the catalog agreeing with the tree and nothing of the plan
+// left in the tree.
+func TestRemoveDeleteKilled(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spec  string
+		rerun []string
+	}{
+		{"same command", "trashed:4", []string{"remove", "--delete", "--yes", "--before", "2020-01-01"}},
+		{"before any move", "journaled:1", []string{"remove", "--delete", "--yes", "--before", "2020-01-01"}},
+		{"after the catalog", "dropped:1", []string{"remove", "--delete", "--yes", "--before", "2020-01-01"}},
+		{"other remove", "trashed:1", []string{"remove", "--delete", "--yes", "-f", "exact", "https://no.such.example/"}},
+		{"unhide", "trashed:6", []string{"remove", "--unhide", "archive/no/such/folder"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := catCollection(t, 40)
+			catRun(t, dir, "reindex").want(t, 0)
+			planned := catLines(catRun(t, dir, "list", "--before", "2020-01-01", "--csv", "dir").want(t, 0).stdout)[1:]
+			if len(planned) < 8 {
+				t.Fatalf("only %d snapshots bookmarked before 2020", len(planned))
+			}
+			if !crashFault(t, dir, tc.spec, nil, "remove", "--delete", "--yes", "--before", "2020-01-01") {
+				t.Fatal("the fault point was never reached")
+			}
+			r := catRun(t, dir, tc.rerun...)
+			if r.code != 0 {
+				t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+			}
+			for _, d := range planned {
+				d = strings.Trim(d, `"`)
+				if _, err := os.Lstat(filepath.Join(dir, d)); !os.IsNotExist(err) {
+					t.Errorf("%s is still in the tree after the rerun: %v", d, err)
+				}
+			}
+			crashAgrees(t, dir)
+			if n := len(catLines(catRun(t, dir, "list", "--before", "2020-01-01").want(t, 0).stdout)); n != 0 {
+				t.Errorf("%d snapshots bookmarked before 2020 are still listed", n)
+			}
+			if u := catRun(t, dir, "remove", "--purge-trash", "--dry-run").want(t, 0); !strings.Contains(u.stdout, fmt.Sprintf("would free %d snapshot folders", len(planned))) {
+				t.Errorf("the trash does not hold the %d folders: %s", len(planned), u.stdout)
+			}
+			catRun(t, dir, "remove", "--delete", "--yes", "--before", "2020-01-01").want(t, 0)
+		})
+	}
+}
+
+// TestRemoveKilledThenReindex: a reindex run after the kill (before any
+// remove) makes the catalog agree with the tree, where a folder in the
+// trash is gone; the next remove then finishes the plan.
+func TestRemoveKilledThenReindex(t *testing.T) {
+	dir, _ := catCollection(t, 30)
+	catRun(t, dir, "reindex").want(t, 0)
+	if !crashFault(t, dir, "trashed:3", nil, "remove", "--delete", "--yes", "--before", "2020-01-01") {
+		t.Fatal("the fault point was never reached")
+	}
+	catRun(t, dir, "reindex").want(t, 0)
+	crashAgrees(t, dir)
+	catRun(t, dir, "remove", "--delete", "--yes", "-f", "exact", "https://no.such.example/").want(t, 0)
+	crashAgrees(t, dir)
+	if n := len(catLines(catRun(t, dir, "list", "--before", "2020-01-01").want(t, 0).stdout)); n != 0 {
+		t.Errorf("%d snapshots bookmarked before 2020 are still listed", n)
+	}
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
-	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -45,10 +42,22 @@ printed --resume value). A run never ends "complete" while a snapshot's folder
 stays behind: one still under archive/ at the end, or one that holds a snapshot
 but has no timestamp name and no database row, is named and makes it exit 3.
 
+Symlinks are not followed out of place: a folder below archive/users/ (user,
+snapshots/, date, domain) that is a symlink is neither read nor written
+through, so a snapshot headed below one fails and stays where it is (exit 3);
+a legacy index.json or index.jsonl that is a symlink fails its folder the same
+way. index.sqlite3 (and its -wal) must be a regular file, not a symlink, fifo
+or device, or the run stops before anything moves (exit 1); it is read from a
+copy in $TMPDIR (folio-legacydb-<pid>-*), and copies a killed run left there
+are removed by the next run. A full disk stops the run at once with one line
+naming the file system (exit 1): free some space and run again to finish.
+Folder names holding control characters are printed quoted ("a\nb").
+
 Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
 FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is
 reached (planned, copied, verified, indexed, deleting, deleted, done, write,
-remove); forget:N instead drops the Nth move of the plan, as a faulty plan
+remove, and temp: an atomic write's temp file is written, not yet renamed);
+forget:N instead drops the Nth move of the plan, as a faulty plan
 would, which the check after the run must report as left behind.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !migrateOnly {
@@ -63,9 +72,9 @@ would, which the check after the run must report as left behind.`,
 			if opts.Resume != "" && !resumable(opts.Resume) {
 				return usagef("--resume %q: want a legacy timestamp such as 1609459200.123456 (as an interrupted run prints it)", opts.Resume)
 			}
-			fault, err := faultFromEnv(os.Getenv("FOLIO_FAULT"))
+			fault, err := envFault()
 			if err != nil {
-				return usagef("FOLIO_FAULT: %v", err)
+				return err
 			}
 			opts.Fault = fault
 			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
@@ -84,9 +93,10 @@ would, which the check after the run must report as left behind.`,
 				return runErr
 			}
 			migrateErr := runErr
-			if ctx.Err() == nil {
+			// On a full disk the catalog could not be written either.
+			if ctx.Err() == nil && !errors.Is(runErr, syscall.ENOSPC) {
 				p.Infof("[*] Phase 3: Running filesystem maintenance until idle...")
-				if err := updateCatalog(cmd, coll, p); err != nil && runErr == nil {
+				if err := updateCatalog(cmd, coll, migrate.QuotePrinter(p)); err != nil && runErr == nil {
 					runErr = err
 				}
 			}
@@ -94,7 +104,7 @@ would, which the check after the run must report as left behind.`,
 				runErr = err
 			}
 			for _, f := range st.Failures {
-				p.Warnf("%s: %v", f.Source, f.Err)
+				p.Warnf("%s: %s", migrate.Quote(f.Source), migrate.Quote(f.Err.Error()))
 			}
 			return runErr
 		},
@@ -119,39 +129,6 @@ func updateCatalog(cmd *cobra.Command, coll *archive.Collection, p archive.Print
 		err = cerr
 	}
 	return err
-}
-
-// faultFromEnv parses FOLIO_FAULT ("step:N", comma separated): the process
-// exits with status 99, as abruptly as a kill, the Nth time step is reached
-// (at migrate.FaultForget the step is dropped from the plan instead).
-func faultFromEnv(spec string) (func(step, source string) error, error) {
-	if spec == "" {
-		return nil, nil
-	}
-	at := map[string]int64{}
-	for _, part := range strings.Split(spec, ",") {
-		step, n, ok := strings.Cut(strings.TrimSpace(part), ":")
-		count, err := strconv.ParseInt(n, 10, 64)
-		if !ok || step == "" || err != nil || count < 1 {
-			return nil, errors.New("want step:N with N >= 1, e.g. copied:3")
-		}
-		at[step] = count
-	}
-	counts := map[string]*atomic.Int64{}
-	for step := range at {
-		counts[step] = new(atomic.Int64)
-	}
-	return func(step, source string) error {
-		if c := counts[step]; c != nil && c.Add(1) == at[step] {
-			if step == migrate.FaultForget {
-				fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d drops %s from the plan\n", step, at[step], source)
-				return errors.New("forgotten by FOLIO_FAULT")
-			}
-			fmt.Fprintf(os.Stderr, "folio: FOLIO_FAULT %s:%d reached at %s\n", step, at[step], source)
-			os.Exit(99)
-		}
-		return nil
-	}, nil
 }
 
 // resumable reports whether ts can be a --resume value: a legacy folder

@@ -68,15 +68,7 @@ func updCollection(t testing.TB, dir string, n int) {
 	if _, err := archive.Init(dir, false); err != nil {
 		t.Fatal(err)
 	}
-	w := func(rel, data string) {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w := func(rel, data string) { writeRel(t, dir, rel, data) }
 	for i := 0; i < n; i++ {
 		ts := fmt.Sprint(1500000000 + i*86400)
 		d := "archive/" + ts

@@ -40,8 +40,9 @@ select, as in 'folio list'):
     catalog read (else run 'folio reindex');
   - a catalog row whose folder is gone, and (when nothing is selected)
     snapshot folders the catalog does not know, are reported;
-  - temp files of writes that never finished, staging folders of an
-    interrupted copy, and legacy archive/<timestamp> folders whose snapshot
+  - temp files of writes that never finished (in the snapshot folders and
+    beside them, and, when nothing is selected, at the root and in site/),
+    staging folders of an interrupted copy, and legacy archive/<timestamp> folders whose snapshot
     was already migrated are reported.
 
 Problems are printed one per line on stdout as they are found (--jsonl: one
@@ -115,6 +116,7 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 	opts.Progress = func(done, total int64) { p.Progress("verify", done, total) }
 
 	var unknown verify.Problem
+	opts.Site = !narrowed
 	if !narrowed {
 		d, err := cat.Drift(ctx, opts.Workers)
 		if err != nil {

@@ -286,3 +286,25 @@ func TestVerifyUsage(t *testing.T) {
 		t.Errorf("stderr %q", r.stderr)
 	}
 }
+
+// TestVerifyReportsSiteTemps: a temp file a killed export left in site/
+// or at the root is reported, as those in snapshot folders are.
+func TestVerifyReportsSiteTemps(t *testing.T) {
+	dir, _ := catCollection(t, 5)
+	catRun(t, dir, "export").want(t, 0)
+	catRun(t, dir, "verify").want(t, 0)
+	for _, p := range []string{"site/.folio.js" + archive.TempMarker + "0a1b", ".index.jsonl" + archive.TempMarker + "2c3d", "site/search/.1.js" + archive.TempMarker + "4e5f"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := catRun(t, dir, "verify").want(t, 3)
+	for _, p := range []string{"site/.folio.js" + archive.TempMarker + "0a1b", ".index.jsonl" + archive.TempMarker + "2c3d", "site/search/.1.js" + archive.TempMarker + "4e5f"} {
+		if !strings.Contains(r.stdout, "temp       "+p+": temp file of a write that never finished") {
+			t.Errorf("%s is not reported:\n%s", p, r.stdout)
+		}
+	}
+	// The next export removes them.
+	catRun(t, dir, "export").want(t, 0)
+	catRun(t, dir, "verify").want(t, 0)
+}
