@@ -1,9 +1,13 @@
 package export
 
 import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -13,21 +17,44 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/layout"
 )
 
-// ServeOptions configures Serve.
+// ServeOptions configures Serve. A zero timeout or cap is its default.
 type ServeOptions struct {
 	Dir                  string // an export folder, or a collection exported in place
 	Addr                 string // default 127.0.0.1:8000
 	AllowArchivedScripts bool   // archived files get "sandbox allow-scripts"
+	// ReadTimeout bounds reading a request, its headers included.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds how long a response may make no progress: the
+	// deadline moves on with every write, so a slow download of a large
+	// video that keeps reading is never cut, a reader that stalls is.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds how long a kept-alive connection waits for its
+	// next request.
+	IdleTimeout time.Duration
+	// MaxConns caps the connections served at once; more wait to be
+	// accepted until one closes.
+	MaxConns int
 	// Ready is called with the base URL once the server listens.
 	Ready func(url string)
 }
 
 // DefaultAddr is where folio serve listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:8000"
+
+// The defaults of ServeOptions: generous for a browser on a slow link,
+// short enough that idle and stalled connections do not pile up.
+const (
+	DefaultReadTimeout  = 20 * time.Second
+	DefaultWriteTimeout = time.Minute
+	DefaultIdleTimeout  = 2 * time.Minute
+	DefaultMaxConns     = 256
+)
 
 // Serve serves an export until ctx is cancelled, then shuts down
 // gracefully and returns ctx's error, wrapped: stopping is an interruption
@@ -40,17 +67,24 @@ func Serve(ctx context.Context, opts ServeOptions, p archive.Printer) error {
 	if err != nil {
 		return err
 	}
-	addr := opts.Addr
-	if addr == "" {
-		addr = DefaultAddr
-	}
+	addr := cmp.Or(opts.Addr, DefaultAddr)
+	write := cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
+	read := cmp.Or(opts.ReadTimeout, DefaultReadTimeout)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(progressWriter{w, http.NewResponseController(w), write}, r)
+		}),
+		ReadHeaderTimeout: read,
+		ReadTimeout:       read,
+		WriteTimeout:      write,
+		IdleTimeout:       cmp.Or(opts.IdleTimeout, DefaultIdleTimeout),
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(netutil.LimitListener(ln, cmp.Or(opts.MaxConns, DefaultMaxConns))) }()
 	if opts.Ready != nil {
 		opts.Ready("http://" + ln.Addr().String() + "/")
 	}
@@ -70,14 +104,34 @@ func Serve(ctx context.Context, opts ServeOptions, p archive.Printer) error {
 	return fmt.Errorf("serve %s: stopped: %w", addr, ctx.Err())
 }
 
+// progressWriter moves the connection's write deadline on before every
+// write, so WriteTimeout bounds a stall, not a whole download. Hiding
+// the ResponseWriter's ReadFrom makes http.ServeContent copy in 32 KB
+// writes, each with its own deadline (sendfile would send the file in
+// one call under one deadline).
+type progressWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w progressWriter) Write(b []byte) (int, error) {
+	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	return w.ResponseWriter.Write(b)
+}
+
 // handler serves an export folder read-only. Inside a collection it
 // serves only the export's own files and archive/; everywhere it refuses
 // dotfiles (.folio/ among them), temp files, databases, config, sources/
 // and logs/, symlinks that leave the folder, and directory listings.
+// These rules hold for the URL and for the file a symlink leads to.
+// Only the export's root page, site/ and the snapshot pages its manifest
+// lists get folio's CSP; every other file gets the sandbox.
 type handler struct {
 	root       string
 	collection bool
 	sandbox    string
+	exported   *exportedPages
 }
 
 // NewHandler returns the http.Handler of Serve for dir.
@@ -97,7 +151,7 @@ func NewHandler(dir string, allowScripts bool) (http.Handler, error) {
 	if s := Sandbox(allowScripts); s != "" {
 		sb += " " + s
 	}
-	return &handler{root: abs, collection: isDataDir(abs), sandbox: sb}, nil
+	return &handler{root: abs, collection: isDataDir(abs), sandbox: sb, exported: newExportedPages(abs)}, nil
 }
 
 // isDataDir reports a collection's data directory, as opposed to an --out
@@ -111,8 +165,10 @@ func isDataDir(dir string) bool {
 	return false
 }
 
-// allowedTop are the entries of a collection's root that serve exposes.
-var allowedTop = map[string]bool{RootPage: true, ManifestFile: true, SiteDir: true, archive.ArchiveDir: true}
+// allowedTop are the entries of a collection's root that serve exposes:
+// the export's and their .gz siblings.
+var allowedTop = map[string]bool{RootPage: true, RootPage + ".gz": true, ManifestFile: true, ManifestFile + ".gz": true,
+	SiteDir: true, archive.ArchiveDir: true}
 
 // refusedNames are never served anywhere in the tree.
 func refused(name string) bool {
@@ -151,23 +207,40 @@ func contentType(name string) string {
 	return mime.TypeByExtension(e)
 }
 
-// ourPage reports whether rel is a page the export generated (a root page,
-// site/ file or a snapshot folder's index.html), as opposed to an archived
-// file.
-func ourPage(rel string) bool {
+// allowed reports whether rel, slash-separated below the root, may be
+// served: no component is refused and, in a collection, it lies in an
+// entry of allowedTop.
+func (h *handler) allowed(rel string) bool {
 	parts := strings.Split(rel, "/")
+	for _, p := range parts {
+		if refused(p) {
+			return false
+		}
+	}
+	return !h.collection || allowedTop[parts[0]]
+}
+
+// resolve finds rel below the root with every symlink resolved (none may
+// leave the root) and applies allowed to where it really is. It returns
+// the file's real path, absolute and relative, and what it is.
+func (h *handler) resolve(rel string) (string, string, os.FileInfo, bool) {
+	rp, fi, err := layout.ResolveNoSymlinks(h.root, rel)
+	if err != nil || rp != "." && !h.allowed(rp) {
+		return "", "", nil, false
+	}
+	return filepath.Join(h.root, filepath.FromSlash(rp)), rp, fi, true
+}
+
+// ourPage reports whether rp, a file's resolved path, is one the export
+// wrote: its root page, a file under site/, or the index.html of a
+// snapshot folder the manifest lists. There is none without a manifest.
+func (h *handler) ourPage(rp string) bool {
+	dir, name := path.Split(rp)
 	switch {
-	case len(parts) == 1:
-		return true
-	case parts[0] == SiteDir:
-		return true
-	case parts[0] != archive.ArchiveDir || parts[len(parts)-1] != RootPage:
-		return false
-	case len(parts) == 8 && parts[1] == "users" && parts[3] == "snapshots":
-		return true
-	case len(parts) == 3:
-		_, ok := layout.LegacyTimestamp(parts[1])
-		return ok
+	case rp == RootPage || strings.HasPrefix(rp, SiteDir+"/"):
+		return h.exported.current()
+	case name == RootPage && strings.HasPrefix(dir, archive.ArchiveDir+"/"):
+		return h.exported.has(strings.TrimSuffix(dir, "/"))
 	}
 	return false
 }
@@ -186,57 +259,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rel == "" {
 		rel = RootPage
 	}
-	parts := strings.Split(rel, "/")
-	for _, p := range parts {
-		if refused(p) {
-			http.NotFound(w, r)
-			return
-		}
-	}
-	if h.collection && !allowedTop[parts[0]] {
+	if !h.allowed(rel) {
 		http.NotFound(w, r)
 		return
 	}
-	p, err := layout.JoinNoSymlinks(h.root, rel)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	st, err := os.Stat(p)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	if st.IsDir() {
+	p, rp, st, ok := h.resolve(rel)
+	if ok && st.IsDir() {
 		if !strings.HasSuffix(r.URL.Path, "/") {
 			http.Redirect(w, r, path.Base(clean)+"/", http.StatusMovedPermanently)
 			return
 		}
-		rel = path.Join(rel, RootPage)
-		if p, err = layout.JoinNoSymlinks(h.root, rel); err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		if st, err = os.Stat(p); err != nil || !st.Mode().IsRegular() {
-			http.NotFound(w, r)
-			return
-		}
+		p, rp, st, ok = h.resolve(path.Join(rp, RootPage))
 	}
-	if !st.Mode().IsRegular() {
+	if !ok || !st.Mode().IsRegular() {
 		http.NotFound(w, r)
 		return
 	}
-	if ourPage(rel) {
+	ours := h.ourPage(rp)
+	if ours {
 		hdr.Set("Content-Security-Policy", CSP)
 	} else {
 		hdr.Set("Content-Security-Policy", h.sandbox)
 	}
-	if ct := contentType(rel); ct != "" {
+	if ct := contentType(rp); ct != "" {
 		hdr.Set("Content-Type", ct)
 	}
 	name := p
-	gz := p + ".gz"
-	if gi, err := os.Lstat(gz); err == nil && gi.Mode().IsRegular() && !strings.HasSuffix(rel, ".gz") {
+	if gz, gi, ok := h.gzipSibling(rp, p, st, ours); ok {
 		hdr.Add("Vary", "Accept-Encoding")
 		if r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			name = gz
@@ -251,6 +300,52 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.Close()
 	http.ServeContent(w, r, "", st.ModTime(), f)
+}
+
+// maxVerified bounds the snapshot pages whose .gz sibling is checked
+// (detail pages are a few kilobytes); a larger one is served plain.
+const maxVerified = 4 << 20
+
+// gzipSibling returns the precompressed sibling of the file at rp (p
+// absolute, st its info): a regular file beside it (not a link) that
+// passes the same rules. A snapshot folder's index.html.gz that gets
+// folio's CSP must decompress to the page itself: the export writes
+// the page, and a .gz already in the folder may be archived content.
+func (h *handler) gzipSibling(rp, p string, st os.FileInfo, ours bool) (string, os.FileInfo, bool) {
+	if strings.HasSuffix(rp, ".gz") {
+		return "", nil, false
+	}
+	gz, greal, gi, ok := h.resolve(rp + ".gz")
+	if !ok || greal != rp+".gz" || !gi.Mode().IsRegular() {
+		return "", nil, false
+	}
+	if ours && strings.HasPrefix(rp, archive.ArchiveDir+"/") && !sameGzip(p, gz, st.Size()) {
+		return "", nil, false
+	}
+	return gz, gi, true
+}
+
+// sameGzip reports whether the gzip file gz decompresses to the bytes of
+// the file p of the given size.
+func sameGzip(p, gz string, size int64) bool {
+	if size > maxVerified {
+		return false
+	}
+	plain, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	f, err := os.Open(gz)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return false
+	}
+	got, err := io.ReadAll(io.LimitReader(zr, int64(len(plain))+1))
+	return err == nil && bytes.Equal(got, plain)
 }
 
 // acceptsGzip reports whether an Accept-Encoding header allows gzip.

@@ -146,7 +146,7 @@ const maxLinks = 40
 // pass an absolute root. The check is not atomic with the later use: it
 // guards against data, not against a concurrent attacker on the same disk.
 func JoinNoSymlinks(root, rel string) (string, error) {
-	p, _, err := walkNoSymlinks(root, rel)
+	p, _, _, err := walkNoSymlinks(root, rel)
 	if err != nil && p != "" {
 		return p, nil // a missing component ends the walk
 	}
@@ -158,31 +158,44 @@ func JoinNoSymlinks(root, rel string) (string, error) {
 // the file or folder at the end of any symlinks, or an error wrapping
 // fs.ErrNotExist when a component does not exist.
 func StatNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
-	p, fi, err := walkNoSymlinks(root, rel)
+	p, _, fi, err := walkNoSymlinks(root, rel)
 	if err != nil {
 		return "", nil, err
 	}
-	if fi == nil {
-		// The walk ended on ".." or on root itself: ask once more.
-		if fi, err = os.Stat(p); err != nil {
-			return "", nil, fmt.Errorf("join %q: %w", rel, err)
-		}
+	return p, fi, nil
+}
+
+// ResolveNoSymlinks is StatNoSymlinks for a path that must exist whole,
+// returning where it really is: the path below root with every symlink
+// resolved, slash-separated ("." for root itself), each of its components
+// a real file or folder, and what it names. Name rules that must hold for
+// the data actually read apply to this path, not to rel, which a symlink
+// can make look harmless.
+func ResolveNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
+	_, cur, fi, err := walkNoSymlinks(root, rel)
+	if err != nil {
+		return "", nil, err
 	}
-	return p, fi, err
+	r, err := filepath.Rel(filepath.Clean(root), cur)
+	if err != nil {
+		return "", nil, fmt.Errorf("join %q: %w", rel, err)
+	}
+	return filepath.ToSlash(r), fi, nil
 }
 
 // walkNoSymlinks checks rel below root as JoinNoSymlinks says and returns
-// the lexical join with the lstat of the last component walked when that
-// was the end of the path (else nil). A missing component is an error
+// the lexical join, the resolved path (absolute, below or at root, no
+// symlink in it) and its lstat (from the walk's own calls unless the walk
+// ended on ".." or on root itself). A missing component is an error
 // wrapping fs.ErrNotExist returned with the join.
-func walkNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
+func walkNoSymlinks(root, rel string) (string, string, fs.FileInfo, error) {
 	p, err := Join(root, rel)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	root = filepath.Clean(root)
-	fail := func(why string) (string, fs.FileInfo, error) {
-		return "", nil, fmt.Errorf("join %q: %s: %w", rel, why, ErrUnsafePath)
+	fail := func(why string) (string, string, fs.FileInfo, error) {
+		return "", "", nil, fmt.Errorf("join %q: %s: %w", rel, why, ErrUnsafePath)
 	}
 	cur := root // resolved, symlink-free, at or below root
 	var last fs.FileInfo
@@ -204,10 +217,10 @@ func walkNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 		next := filepath.Join(cur, e)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil, fmt.Errorf("join %q: %w", rel, err)
+			return p, "", nil, fmt.Errorf("join %q: %w", rel, err)
 		}
 		if err != nil {
-			return "", nil, fmt.Errorf("join %q: %w", rel, err)
+			return "", "", nil, fmt.Errorf("join %q: %w", rel, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur, last = next, fi
@@ -220,7 +233,7 @@ func walkNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", nil, fmt.Errorf("join %q: %w", rel, err)
+			return "", "", nil, fmt.Errorf("join %q: %w", rel, err)
 		}
 		if target == "" {
 			return fail("empty symlink")
@@ -236,5 +249,10 @@ func walkNoSymlinks(root, rel string) (string, fs.FileInfo, error) {
 		}
 		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
 	}
-	return p, last, nil
+	if last == nil {
+		if last, err = os.Lstat(cur); err != nil {
+			return "", "", nil, fmt.Errorf("join %q: %w", rel, err)
+		}
+	}
+	return p, cur, last, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,14 +24,34 @@ func newServeCmd(e *env) *cobra.Command {
 		Short: "Serve an export on 127.0.0.1:8000",
 		Long: `Serve an export folder (or, without DIR, the collection's in-place export) over
 HTTP, read-only: byte ranges, precompressed .gz siblings when the client accepts
-gzip, nosniff, folio's CSP on its own pages and a CSP sandbox on archived files.
+gzip, nosniff. folio's CSP goes only to the pages the export wrote (the root
+page, site/, and the index.html of each snapshot its index.jsonl lists, reread
+when it changes); every other file, an index.html folio did not write among
+them, gets a CSP sandbox, so archived scripts never run with the site's origin.
 In a collection only the export's pages, site/ and archive/ are served; never
-.folio/, databases, config, sources/, logs/, dotfiles or directory listings.
+.folio/, databases, config, sources/, logs/, dotfiles or directory listings, and
+these rules hold for where a symlink leads as much as for the URL (a link may
+not leave the folder either).
+A connection is closed when a request takes longer than --read-timeout to
+arrive, when a response makes no progress for --write-timeout (a slow download
+that keeps reading is never cut), or when it idles --idle-timeout between
+requests; at most --max-connections are served at once, more wait their turn.
 With --watch (in a collection) the export is kept current as the tree changes,
 as 'folio watch --export' does, while it is served.
 Ctrl-C stops the server; folio then exits 130 (interrupted), as every command does.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, d := range []struct {
+				flag string
+				v    time.Duration
+			}{{"--read-timeout", opts.ReadTimeout}, {"--write-timeout", opts.WriteTimeout}, {"--idle-timeout", opts.IdleTimeout}} {
+				if d.v <= 0 {
+					return usagef("%s %s: must be more than 0", d.flag, d.v)
+				}
+			}
+			if opts.MaxConns < 1 {
+				return usagef("--max-connections %d: must be at least 1", opts.MaxConns)
+			}
 			opts.Dir = e.dir()
 			if len(args) == 1 {
 				opts.Dir = args[0]
@@ -83,6 +104,10 @@ Ctrl-C stops the server; folio then exits 130 (interrupted), as every command do
 	cmd.Flags().BoolVar(&watching, "watch", false, "keep the collection's export current while serving (as 'folio watch --export')")
 	w.register(cmd, false)
 	cmd.Flags().StringVar(&opts.Addr, "addr", export.DefaultAddr, "address to listen on")
+	cmd.Flags().DurationVar(&opts.ReadTimeout, "read-timeout", export.DefaultReadTimeout, "close a connection whose request takes longer than this to arrive")
+	cmd.Flags().DurationVar(&opts.WriteTimeout, "write-timeout", export.DefaultWriteTimeout, "close a connection whose response makes no progress for this long")
+	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", export.DefaultIdleTimeout, "close a kept-alive connection idle for this long")
+	cmd.Flags().IntVar(&opts.MaxConns, "max-connections", export.DefaultMaxConns, "connections served at once (more wait to be accepted)")
 	cmd.Flags().BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox")
 	return cmd
 }
