@@ -3,36 +3,19 @@ package migrate
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/folio-archive/folio/archive"
 )
 
-// Quote returns s as it is when every character of it prints, else
-// quoted as Go quotes strings ("a\nb"): a folder name holding a newline
-// or a terminal escape must not break or forge a line of output.
-func Quote(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-// quoteArgs quotes (Quote) the strings and error texts among args.
+// quoteArgs quotes (archive.Printable) the strings and error texts among args.
 func quoteArgs(args []any) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
-			out[i] = Quote(v)
+			out[i] = archive.Printable(v)
 		case error:
-			out[i] = Quote(v.Error())
+			out[i] = archive.Printable(v.Error())
 		default:
 			out[i] = a
 		}
@@ -46,7 +29,7 @@ func fprintq(w io.Writer, format string, args ...any) {
 }
 
 // QuotePrinter returns a Printer that passes every line on to p with its
-// string and error arguments quoted (Quote).
+// string and error arguments quoted (archive.Printable).
 func QuotePrinter(p archive.Printer) archive.Printer {
 	if q, ok := p.(quoting); ok {
 		return q

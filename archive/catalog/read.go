@@ -21,7 +21,7 @@ type Problem struct {
 	Err  error
 }
 
-func (p Problem) Error() string { return p.Path + ": " + p.Err.Error() }
+func (p Problem) Error() string { return archive.Printable(p.Path) + ": " + p.Err.Error() }
 func (p Problem) Unwrap() error { return p.Err }
 
 // Reasons a snapshot folder is not cataloged.

@@ -250,15 +250,19 @@ func TestUpdateQuotesControlCharacters(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(dashed, "index.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"update", "--migrate-only", "--dry-run"}, {"update", "--migrate-only"}} {
+	for _, args := range [][]string{{"update", "--migrate-only", "--dry-run"}, {"update", "--migrate-only"}, {"reindex", "--full"}} {
 		r := updRun(t, dir, nil, args...)
 		out := r.stdout + r.stderr
+		wants := []string{`hello\nwarning: forged skip\x1b[2J`, `y.example\nwarning: forged read`}
+		if args[0] == "reindex" {
+			wants = wants[1:] // the legacy folder is migrated by now, or named in the catalog's own words
+		}
 		for _, line := range strings.Split(out, "\n") {
 			if strings.HasPrefix(line, "warning: forged") || strings.Contains(line, "\x1b") {
 				t.Errorf("%v: a folder name printed raw forged a line: %q\n%s", args, line, out)
 			}
 		}
-		for _, want := range []string{`hello\nwarning: forged skip\x1b[2J`, `y.example\nwarning: forged read`} {
+		for _, want := range wants {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: output does not name %s quoted:\n%s", args, want, out)
 			}

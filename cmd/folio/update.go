@@ -104,7 +104,7 @@ would, which the check after the run must report as left behind.`,
 				runErr = err
 			}
 			for _, f := range st.Failures {
-				p.Warnf("%s: %s", migrate.Quote(f.Source), migrate.Quote(f.Err.Error()))
+				p.Warnf("%s: %s", archive.Printable(f.Source), archive.Printable(f.Err.Error()))
 			}
 			return runErr
 		},
