@@ -75,12 +75,15 @@ func TestWatcherPollsWhatItCannotWatch(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// The changes came in a look at the unwatched folders.
+	// The changes came in a look at the unwatched folders. The batch
+	// reaches applied only after its changes reached the catalog, so it
+	// may still be on its way.
+	wait := time.After(15 * time.Second)
 	for polled := false; !polled; {
 		select {
 		case b := <-applied:
 			polled = len(b.Roots) > 0 && !b.Rescan
-		default:
+		case <-wait:
 			t.Fatal("no batch looked at the unwatched folders")
 		}
 	}
