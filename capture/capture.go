@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,10 +50,21 @@ type Options struct {
 	IndexOnly    bool // create the snapshots, capture nothing (they stay queued)
 	SkipExisting bool // do not add a URL the collection already has
 	Resume       bool // also capture the snapshots earlier runs left queued or started
-	Parallel     int  // snapshots captured at once; 0 means 1
-	PerDomain    int  // snapshots of one domain captured at once; 0 means Parallel
-	Plugins      []string
-	Config       plugins.Config
+	// Update, for a URL the collection has, runs the failed and missing
+	// plugins of its newest snapshot again instead of adding a second
+	// snapshot (ArchiveBox's add --update).
+	Update bool
+	// Overwrite, with Update and in Retry, runs again the plugins whose
+	// newest result did not fail too; their old output stays until the
+	// new one succeeds.
+	Overwrite bool
+	// DryRun makes Retry print its plan to PlanOut and change nothing.
+	DryRun    bool
+	PlanOut   io.Writer
+	Parallel  int // snapshots captured at once; 0 means 1
+	PerDomain int // snapshots of one domain captured at once; 0 means Parallel
+	Plugins   []string
+	Config    plugins.Config
 	// Browser, when set, is used instead of starting Chromium (tests share
 	// one); Run does not close it.
 	Browser *plugins.Browser
@@ -72,6 +84,7 @@ type Stats struct {
 	Created    int // snapshot folders created
 	Refused    int // URLs whose folder would lie below a symlinked folder (layout.RealFolders)
 	Resumed    int // snapshots of earlier runs taken up again
+	Updated    int // existing snapshots whose plugins ran again (update, add --update)
 	Sealed     int // snapshots captured to the end
 	Failed     int // sealed snapshots with at least one failed plugin
 	Queued     int // snapshots left queued (index-only, or interrupted)
@@ -114,6 +127,11 @@ type run struct {
 	crawlID string
 	crawl   string // crawl folder, relative
 	touched *archive.TouchLog
+	// registry holds every plugin of the run; retries are the existing
+	// snapshots to run plugins on again, with their plans (set before
+	// the workers start, read-only after).
+	registry *plugins.Registry
+	retries  map[*snapshot]*retry
 }
 
 func newRun(c *archive.Collection, opts Options) (*run, error) {
@@ -143,7 +161,7 @@ func newRun(c *archive.Collection, opts Options) (*run, error) {
 		user = "system"
 	}
 	r := &run{c: c, opts: opts, p: opts.Printer, now: opts.Now, user: user, seen: map[string]bool{},
-		st: Stats{Results: map[string]map[string]int{}}}
+		st: Stats{Results: map[string]map[string]int{}}, retries: map[*snapshot]*retry{}}
 	registry := plugins.Builtins()
 	hooks, err := plugins.DiscoverHooks(c.Path("custom_plugins"))
 	if err != nil {
@@ -152,6 +170,7 @@ func newRun(c *archive.Collection, opts Options) (*run, error) {
 	for _, h := range hooks {
 		registry.Register(h)
 	}
+	r.registry = registry
 	selected, err := registry.Select(opts.Plugins, opts.Config)
 	if err != nil {
 		return nil, err
@@ -168,14 +187,17 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 	if len(r.items) == 0 && !r.opts.Resume {
 		return nil, ErrNoURLs
 	}
-	var resumed []*snapshot
-	if r.opts.SkipExisting || r.opts.Resume {
+	var resumed, updated []*snapshot
+	if r.opts.SkipExisting || r.opts.Resume || r.opts.Update {
 		cat, err := r.catalog(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if r.opts.SkipExisting {
 			err = r.dropExisting(ctx, cat)
+		}
+		if err == nil && r.opts.Update {
+			updated, err = r.existing(ctx, cat)
 		}
 		if err == nil && r.opts.Resume {
 			resumed, err = r.unfinished(ctx, cat)
@@ -186,22 +208,18 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(r.items) == 0 && len(resumed) == 0 {
+		if len(r.items) == 0 && len(resumed) == 0 && len(updated) == 0 {
 			r.p.Infof("Nothing to add: every URL is in the collection already and no snapshot waits to be captured.")
 			return &r.st, nil
 		}
 	}
 	capturing := !r.opts.IndexOnly && (len(r.items) > 0 || len(resumed) > 0)
-	if capturing && r.opts.Browser == nil && (plugins.NeedsBrowser(r.runner.Plugins) || r.opts.Depth > 0) {
-		b, err := plugins.StartBrowser(r.opts.Config)
-		if err != nil {
-			return nil, fmt.Errorf("%w (or pick plugins that need no browser with --plugins)", err)
-		}
-		defer b.Close()
-		r.runner.Browser = b
-	} else {
-		r.runner.Browser = r.opts.Browser
+	needs := capturing && (plugins.NeedsBrowser(r.runner.Plugins) || r.opts.Depth > 0) || r.retryNeedsBrowser()
+	closeBrowser, err := r.startBrowser(needs)
+	if err != nil {
+		return nil, err
 	}
+	defer closeBrowser()
 
 	var fresh []*snapshot
 	if len(r.items) > 0 {
@@ -219,7 +237,7 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 	if r.opts.IndexOnly {
 		r.st.Queued = len(fresh) + len(resumed)
 	} else {
-		runErr = r.captureAll(ctx, append(resumed, fresh...))
+		runErr = r.captureAll(ctx, append(append(resumed, fresh...), updated...))
 	}
 	if err := r.reindex(); err != nil && runErr == nil {
 		runErr = err
@@ -231,6 +249,21 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 		runErr = fmt.Errorf("%d URLs could not be given a folder: %w", r.st.Refused, archive.ErrPartial)
 	}
 	return &r.st, runErr
+}
+
+// startBrowser gives the runner the browser: Options.Browser, or a new
+// Chromium when needed; the returned func closes what it started.
+func (r *run) startBrowser(needed bool) (func(), error) {
+	r.runner.Browser = r.opts.Browser
+	if !needed || r.opts.Browser != nil {
+		return func() {}, nil
+	}
+	b, err := plugins.StartBrowser(r.opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or pick plugins that need no browser with --plugins)", err)
+	}
+	r.runner.Browser = b
+	return func() { b.Close() }, nil
 }
 
 // parse reads every source into r.items, reporting what it skips.

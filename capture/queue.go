@@ -126,7 +126,12 @@ func (r *run) captureAll(ctx context.Context, snaps []*snapshot) error {
 				if !ok {
 					return
 				}
-				children := r.captureOne(ctx, s)
+				var children []*snapshot
+				if rt := r.retries[s]; rt != nil {
+					r.retryOne(ctx, s, rt)
+				} else {
+					children = r.captureOne(ctx, s)
+				}
 				for _, c := range children {
 					q.push(c)
 				}

@@ -36,6 +36,9 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 	if s.Resumed > 0 {
 		row("Resumed", s.Resumed)
 	}
+	if s.Updated > 0 {
+		row("Updated", s.Updated)
+	}
 	row("Sealed", s.Sealed)
 	row("With failures", s.Failed)
 	if s.Queued > 0 {
@@ -50,26 +53,32 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 	if s.SourceFile != "" {
 		row("Input kept in", s.SourceFile)
 	}
-	if len(s.Results) > 0 {
-		names := make([]string, 0, len(s.Results))
-		for n := range s.Results {
+	writePluginTable(&b, s.Results)
+	_, werr := io.WriteString(w, b.String())
+	return werr
+}
+
+// writePluginTable writes how many results of each status every plugin
+// had, for the summaries of add and update.
+func writePluginTable(b *strings.Builder, results map[string]map[string]int) {
+	if len(results) > 0 {
+		names := make([]string, 0, len(results))
+		for n := range results {
 			names = append(names, n)
 		}
 		sort.Strings(names)
 		statuses := []string{plugins.Succeeded, plugins.NoResults, plugins.Skipped, plugins.Failed}
-		fmt.Fprintf(&b, "\n    %-14s", "PLUGIN")
+		fmt.Fprintf(b, "\n    %-14s", "PLUGIN")
 		for _, st := range statuses {
-			fmt.Fprintf(&b, " %10s", strings.ToUpper(st))
+			fmt.Fprintf(b, " %10s", strings.ToUpper(st))
 		}
 		b.WriteByte('\n')
 		for _, n := range names {
-			fmt.Fprintf(&b, "    %-14s", n)
+			fmt.Fprintf(b, "    %-14s", n)
 			for _, st := range statuses {
-				fmt.Fprintf(&b, " %10d", s.Results[n][st])
+				fmt.Fprintf(b, " %10d", results[n][st])
 			}
 			b.WriteByte('\n')
 		}
 	}
-	_, werr := io.WriteString(w, b.String())
-	return werr
 }

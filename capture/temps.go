@@ -26,12 +26,16 @@ func (r *run) openTouched() (*archive.TouchLog, error) {
 // note records the snapshot folder dir before this run writes in it.
 func (r *run) note(dir string) error { return r.touched.Note(dir) }
 
-// sweep removes add's own leftovers of the snapshot folder dir: the
+// sweep settles the plugin folders a killed update left moved aside
+// (sweepAside) and removes add's own leftovers of the snapshot folder dir: the
 // folder it was being made in (dir's name, TempMarker and a suffix,
 // beside it) and the temp files of index and output writes inside it.
 // The temp file of an export's page there is the export's to remove.
 func (r *run) sweep(dir string) error {
 	abs := r.c.Path(dir)
+	if err := sweepAside(abs); err != nil {
+		return err
+	}
 	staging := path.Base(dir) + archive.TempMarker
 	if err := archive.RemoveTemps(filepath.Dir(abs), func(name string) bool { return strings.HasPrefix(name, staging) }); err != nil {
 		return err

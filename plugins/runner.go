@@ -25,6 +25,9 @@ type Runner struct {
 	HTTP    *http.Client
 	IDs     archive.IDSource
 	Now     func() time.Time
+	// Before, when set, is called before each plugin runs; an error stops
+	// the capture as a report error does.
+	Before func(Plugin) error
 }
 
 // NeedsBrowser reports whether any selected plugin needs the page.
@@ -65,6 +68,11 @@ func (r *Runner) Capture(ctx context.Context, job *Job, withLinks bool, report f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if r.Before != nil {
+			if err := r.Before(p); err != nil {
+				return err
+			}
+		}
 		timeout := r.Config.Timeout(p.Name())
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		start := r.Now()
@@ -78,11 +86,7 @@ func (r *Runner) Capture(ctx context.Context, job *Job, withLinks bool, report f
 		if expired && o.Status != Succeeded {
 			o.Status, o.Output = Failed, fmt.Sprintf("timed out after %s (%s_TIMEOUT)", timeout, strings.ToUpper(p.Name()))
 		}
-		files := outputFiles(mustWalk(job.PluginDir(p.Name())))
-		var size int64
-		for _, f := range files {
-			size += f.Size
-		}
+		files, size := Outputs(job.PluginDir(p.Name()))
 		res := archive.Result{
 			ID: r.IDs(), SnapshotID: job.SnapshotID, Plugin: p.Name(), HookName: p.HookName(),
 			Status: o.Status, OutputStr: o.Output, StartTS: start, EndTS: end,
@@ -94,6 +98,18 @@ func (r *Runner) Capture(ctx context.Context, job *Job, withLinks bool, report f
 		}
 	}
 	return nil
+}
+
+// Outputs lists the output files of a plugin folder as its ArchiveResult
+// records them (logs, pid files and temp files left out), with their
+// total size.
+func Outputs(dir string) ([]archive.OutputFile, int64) {
+	files := outputFiles(mustWalk(dir))
+	var size int64
+	for _, f := range files {
+		size += f.Size
+	}
+	return files, size
 }
 
 // staticExts are the link targets --depth 1 does not follow: assets, not

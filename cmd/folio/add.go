@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/capture"
 	"github.com/folio-archive/folio/capture/input"
-	"github.com/folio-archive/folio/plugins"
 )
 
 func init() { commands = append(commands, newAddCmd) }
@@ -53,7 +51,9 @@ CHROME_BINARY, CHROME_CDP_URL (attach to a running browser),
 CHROME_PAGELOAD_TIMEOUT, CHECK_SSL_VALIDITY, SNAPSHOT_USER.
 
 Adding a URL the collection has makes a new snapshot (captures are kept over
-time) unless --skip-existing. A URL whose folder would lie below a folder of
+time) unless --skip-existing, or --update: then its newest snapshot gets its
+failed and missing plugins run again in place, as 'folio update' does
+(--overwrite: all of them). A URL whose folder would lie below a folder of
 archive/users/ that is a symlink (which no reader follows) is refused with one
 line and the others are added. Exit 3 when some plugin failed or some URL was
 refused (each failure is
@@ -72,6 +72,12 @@ $TMPDIR (those whose lock no living folio holds).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Depth != 0 && opts.Depth != 1 {
 				return usagef("--depth %d: want 0 (only the URLs given) or 1 (also the pages they link to)", opts.Depth)
+			}
+			if opts.Update && (opts.IndexOnly || opts.SkipExisting) {
+				return usagef("--update runs plugins on the snapshots the collection has, so it cannot go with --index-only or --skip-existing")
+			}
+			if opts.Overwrite && !opts.Update {
+				return usagef("--overwrite needs --update")
 			}
 			if opts.Depth == 1 && opts.IndexOnly {
 				return usagef("--depth 1 needs the pages loaded, so it cannot go with --index-only")
@@ -105,14 +111,9 @@ $TMPDIR (those whose lock no living folio holds).`,
 				return err
 			}
 			defer unlock()
-			cfg, err := plugins.LoadConfig(coll.Path("ArchiveBox.conf"), os.Environ())
-			if err != nil {
+			if opts.Config, err = captureConfig(coll, timeout); err != nil {
 				return err
 			}
-			if timeout > 0 {
-				cfg.Set("TIMEOUT", strconv.Itoa(timeout))
-			}
-			opts.Config = cfg
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
@@ -136,6 +137,8 @@ $TMPDIR (those whose lock no living folio holds).`,
 	f.IntVarP(&opts.Depth, "depth", "d", 0, "0: archive the URLs given; 1: also the pages they link to")
 	f.BoolVar(&opts.IndexOnly, "index-only", false, "create the snapshots (status queued) without capturing them")
 	f.BoolVar(&opts.SkipExisting, "skip-existing", false, "do not add a URL the collection already has")
+	f.BoolVar(&opts.Update, "update", false, "for a URL the collection has, run the failed and missing plugins of its newest snapshot again instead of adding it again")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "with --update, also run the plugins that succeeded (their output is kept until the new one succeeds)")
 	f.BoolVar(&opts.Resume, "resume", false, "also capture the snapshots an earlier run left queued or started")
 	f.IntVarP(&opts.Parallel, "parallel", "j", 2, "snapshots captured at once (one browser tab each)")
 	f.IntVar(&opts.PerDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")

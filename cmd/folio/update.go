@@ -19,11 +19,33 @@ func newUpdateCmd(e *env) *cobra.Command {
 	var (
 		migrateOnly bool
 		opts        migrate.Options
+		retry       retryFlags
+		q           catalog.Query
+		sel         *selection
 	)
 	cmd := &cobra.Command{
-		Use:   "update --migrate-only",
-		Short: "Migrate legacy ArchiveBox folders and databases to the current layout",
-		Long: `Bring every snapshot of the collection to the current layout (fs_version 0.9.4):
+		Use:   "update [PATTERN...] | update --migrate-only",
+		Short: "Run failed and missing plugins again on snapshots, or migrate legacy folders",
+		Long: `Without --migrate-only: run capture plugins again, in place, on the existing
+snapshots PATTERNs and the filter flags select (all when none is given;
+--filter-type defaults to exact, as ArchiveBox's update). A plugin runs when
+its newest result failed (or was cut short) or it has none (it is enabled
+but never ran); --plugins narrows the plugins, --overwrite runs the ones
+that succeeded too. hashes runs last again whenever a plugin ran. Each
+snapshot goes to started, gets the new ArchiveResult records in its
+index.jsonl and is sealed again; the catalog is updated at the end. A
+plugin's earlier folder is moved aside while it runs and removed only once
+the new result is recorded: when the new run does not succeed, the earlier
+folder is put back, and an earlier result that did not fail keeps its
+record. Snapshots not sealed (queued, or left started by a killed run) are
+always taken and sealed; paused snapshots and legacy folders are left
+alone. --dry-run prints which plugins would run on which snapshots. Exit 3
+when some plugin failed again, 130 when interrupted (what finished is
+recorded; the next update does the rest, and puts back a folder a kill
+left moved aside). 'folio add --update URL' does the same for a URL the
+collection has.
+
+With --migrate-only: bring every snapshot of the collection to the current layout (fs_version 0.9.4):
 legacy archive/<timestamp>/ folders of ArchiveBox 0.4-0.8 (also those named by a
 database row's timestamp that is not epoch seconds, such as 20240101120000.000000),
 0.9 folders named by dashed ids, and rows of a legacy index.sqlite3 (read, never
@@ -59,9 +81,16 @@ reached (planned, copied, verified, indexed, deleting, deleted, done, write,
 remove, and temp: an atomic write's temp file is written, not yet renamed);
 forget:N instead drops the Nth move of the plan, as a faulty plan
 would, which the check after the run must report as left behind.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Example: `  folio update --dry-run
+  folio update https://example.com/
+  folio update -f domain example.com --plugins screenshot,pdf --overwrite
+  folio update --migrate-only`,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if !migrateOnly {
-				return usagef("capture updates are not available yet; use 'folio update --migrate-only'")
+				return runRetry(cmd, e, args, sel, retry, opts.DryRun)
+			}
+			if err := retry.onlyCapture(cmd); err != nil {
+				return err
 			}
 			if opts.BatchSize < 1 {
 				return usagef("--batch-size must be at least 1")
@@ -110,11 +139,15 @@ would, which the check after the run must report as left behind.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&migrateOnly, "migrate-only", false, "only migrate folders to the current layout (required for now)")
-	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (what moves where, what goes to invalid/, what is skipped and why) and change nothing")
+	f.BoolVar(&migrateOnly, "migrate-only", false, "only migrate legacy folders and databases to the current layout")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (which plugins run where; with --migrate-only what moves where, what goes to invalid/, what is skipped and why) and change nothing")
 	f.StringVar(&opts.Resume, "resume", "", "skip legacy folders and rows whose timestamp sorts after `TS`")
 	f.IntVar(&opts.BatchSize, "batch-size", 500, "journal records per fsync batch and entries per progress line")
-	f.IntVarP(&opts.Workers, "workers", "j", 8, "snapshots migrated at once")
+	f.IntVarP(&opts.Workers, "workers", "j", 8, "snapshots migrated at once (--migrate-only)")
+	retry.register(f)
+	sel = addSelectionFlags(f, &q)
+	q.FilterType = catalog.FilterExact
+	f.Lookup("filter-type").DefValue = catalog.FilterExact
 	return cmd
 }
 
