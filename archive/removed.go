@@ -61,7 +61,41 @@ func (c *Collection) moveRemoved() error {
 	if err := c.moveOldTrash(); err != nil {
 		return err
 	}
-	return c.moveOldHidden()
+	if err := c.moveOldHidden(); err != nil {
+		return err
+	}
+	return c.sweepRemoved()
+}
+
+// sweepRemoved removes what writes killed half way left in RemovedDir:
+// temp files of the hidden list and of trash journals (never below a
+// batch's archive/), a purge's set-aside trash, and batch folders left
+// empty (a removal killed while its journal was written had moved
+// nothing). The caller holds the collection's writer lock.
+func (c *Collection) sweepRemoved() error {
+	if err := RemoveTemps(c.Path(RemovedDir), nil); err != nil {
+		return err
+	}
+	batches, err := os.ReadDir(c.Path(TrashDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c.Path(TrashDir), err)
+	}
+	for _, b := range batches {
+		dir := TrashDir + "/" + b.Name()
+		if !b.IsDir() {
+			continue
+		}
+		if err := RemoveTemps(c.Path(dir), nil); err != nil {
+			return err
+		}
+		if err := c.pruneEmpty(dir, TrashDir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Collection) moveOldTrash() error {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
 )
 
 // treeFiles maps every file below root (slash paths relative to root) to
@@ -311,5 +312,67 @@ func TestVerifyKeepsReportingBrokenFolders(t *testing.T) {
 	catRun(t, dir, "reindex").want(t, 0)
 	if r := catRun(t, dir, "verify").want(t, 0); !strings.Contains(r.stderr, "no problems found") {
 		t.Errorf("verify after the fix:\n%s", r.stderr)
+	}
+}
+
+// TestRemoveKilledMidWrite: a remove killed while it writes the hidden
+// list or a trash journal leaves a temp file in removed/; the next
+// command that takes the lock removes it, and the removal can be redone.
+func TestRemoveKilledMidWrite(t *testing.T) {
+	dir, m := catCollection(t, 12)
+	catRun(t, dir, "reindex").want(t, 0)
+	before := catRun(t, dir, "list").want(t, 0).stdout
+	for _, args := range [][]string{
+		{"remove", "-f", "exact", m.Snapshots[1].URL},
+		{"remove", "--delete", "--yes", "-f", "exact", m.Snapshots[2].URL},
+	} {
+		if !crashFault(t, dir, "temp:1", nil, args...) {
+			t.Fatalf("%v: the fault point was never reached", args)
+		}
+		if len(crashTemps(t, filepath.Join(dir, archive.RemovedDir))) == 0 {
+			t.Fatalf("%v: the kill left no temp file in %s", args, archive.RemovedDir)
+		}
+		catRun(t, dir, "reindex").want(t, 0)
+		crashNoTemps(t, dir)
+		if got := catRun(t, dir, "list").want(t, 0).stdout; got != before {
+			t.Errorf("%v killed before its list was written: the list changed", args)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(dir, archive.TrashDir)); len(entries) != 0 {
+			t.Errorf("%v: empty trash batches are left: %d", args, len(entries))
+		}
+		catRun(t, dir, args...).want(t, 0)
+		before = catRun(t, dir, "list").want(t, 0).stdout
+		if strings.Contains(before, args[len(args)-1]) {
+			t.Errorf("%v redone: still listed", args)
+		}
+	}
+}
+
+// TestWatchHonoursRemoved: 'folio watch' on a collection whose catalog
+// was deleted keeps a removed snapshot out, also when its folder is
+// edited by hand while watched.
+func TestWatchHonoursRemoved(t *testing.T) {
+	dir, m := catCollection(t, 10)
+	catRun(t, dir, "reindex").want(t, 0)
+	hid, marker := m.Snapshots[2], m.Snapshots[5]
+	catRun(t, dir, "remove", "-f", "exact", hid.URL).want(t, 0)
+	if err := os.RemoveAll(filepath.Join(dir, archive.StateDir)); err != nil {
+		t.Fatal(err)
+	}
+	w := startFolio(t, "-D", dir, "watch")
+	await(t, "watching", w, func() bool { return strings.Contains(w.stderr(), "watching ") })
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(hid.Dir)), "Edited while removed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(marker.Dir)), "Edited after it"); err != nil {
+		t.Fatal(err)
+	}
+	list := func() string { return catRun(t, dir, "list", "--csv", "url,title").stdout }
+	await(t, "the edit after it in the catalog", w, func() bool { return strings.Contains(list(), "Edited after it") })
+	if l := list(); strings.Contains(l, hid.URL) || strings.Contains(l, "Edited while removed") {
+		t.Errorf("watch brought the removed snapshot back:\n%s", l)
+	}
+	if code := w.interrupt(t); code != 130 {
+		t.Errorf("watch exit code after SIGINT: %d, want 130", code)
 	}
 }
