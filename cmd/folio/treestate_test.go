@@ -3,10 +3,12 @@ package main_test
 import (
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,8 +44,8 @@ func treeFiles(t *testing.T, root string) map[string]string {
 	return out
 }
 
-// removeBoth removes one snapshot without --delete and another with it,
-// and returns them: hidden, then deleted.
+// removeBoth removes the snapshot of the URL snaps[0] without --delete
+// and that of snaps[1] with it.
 func removeBoth(t *testing.T, dir string, snaps []string) {
 	t.Helper()
 	catRun(t, dir, "remove", "-f", "exact", snaps[0]).want(t, 0)
@@ -108,7 +110,7 @@ func TestRemovedStateSurvivesTheCatalog(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(out, archive.RemovedDir)); !os.IsNotExist(err) {
 		t.Errorf("export --out published %s: %v", archive.RemovedDir, err)
 	}
-	if files := treeFiles(t, out); strings.Contains(strings.Join(keys(files), "\n"), del.Dir) {
+	if files := treeFiles(t, out); strings.Contains(strings.Join(slices.Collect(maps.Keys(files)), "\n"), del.Dir) {
 		t.Errorf("export --out holds the deleted snapshot %s", del.Dir)
 	}
 
@@ -123,20 +125,12 @@ func TestRemovedStateSurvivesTheCatalog(t *testing.T) {
 	}
 }
 
+// firstKey is the least key of m, "" when it is empty.
 func firstKey(m map[string]string) string {
-	k := keys(m)
-	if len(k) == 0 {
-		return ""
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		return k
 	}
-	return k[0]
-}
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	return ""
 }
 
 // TestRemovedStateMovesOutOfFolio: the hidden list and the trash an
@@ -221,7 +215,7 @@ func TestRemovedStateMovesOutOfFolio(t *testing.T) {
 				t.Errorf("%s holds %q (%v), want %q", archive.HiddenFile, got, err, hidden)
 			}
 			if got := treeFiles(t, filepath.Join(dir, archive.TrashDir)); !reflect.DeepEqual(got, trash) {
-				t.Errorf("the trash holds %d files, want %d: %v", len(got), len(trash), keys(got))
+				t.Errorf("the trash holds %d files, want %d: %v", len(got), len(trash), slices.Sorted(maps.Keys(got)))
 			}
 
 			// The removal cut short is finished from its new place.
