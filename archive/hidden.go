@@ -28,9 +28,9 @@ type Hidden struct {
 
 // HiddenDirs returns the folders of HiddenFile, nil when there is none.
 // Lines that are not a JSON object with a dir are left out (and kept in
-// the file by Hide).
-// A list an earlier folio kept in StateDir, not moved yet (see
-// moveRemoved), counts too: commands that read without the lock see it.
+// the file by Hide). The list an earlier folio kept in StateDir counts
+// too until the lock moves it (see moveRemoved), so that commands that
+// read without the lock honour it.
 func (c *Collection) HiddenDirs() (map[string]bool, error) {
 	lines, err := c.hiddenLines(HiddenFile)
 	if err != nil {
