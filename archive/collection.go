@@ -100,7 +100,7 @@ var allowedInDataDir = map[string]bool{
 	"lib": true, "tmp": true, "cache": true, "invalid": true, ".archivebox_id": true,
 	".collection_id": true, "machines": true, "machine": true, "users": true, ".venv": true,
 	"node_modules": true, ".git": true, ".env": true, "Dockerfile": true, "lost+found": true,
-	".DS_Store": true, ".gitignore": true, ".folio": true,
+	".DS_Store": true, ".gitignore": true, ".folio": true, RemovedDir: true,
 }
 
 // InitResult says what Init found and did.

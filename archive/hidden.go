@@ -14,8 +14,9 @@ import (
 // catalog without deleting them: one JSON object a line. Every reindex
 // skips them, so a removed snapshot stays removed although its folder is
 // still in the tree. Deleting a line (and running 'folio reindex') brings
-// its snapshot back.
-const HiddenFile = ".folio/hidden.jsonl"
+// its snapshot back. It is part of the tree (RemovedDir), not of the
+// catalog's StateDir: a catalog rebuilt from the tree honours it.
+const HiddenFile = RemovedDir + "/hidden.jsonl"
 
 // Hidden is one line of HiddenFile.
 type Hidden struct {
@@ -27,13 +28,19 @@ type Hidden struct {
 
 // HiddenDirs returns the folders of HiddenFile, nil when there is none.
 // Lines that are not a JSON object with a dir are left out (and kept in
-// the file by Hide).
+// the file by Hide). The list an earlier folio kept in StateDir counts
+// too until the lock moves it (see moveRemoved), so that commands that
+// read without the lock honour it.
 func (c *Collection) HiddenDirs() (map[string]bool, error) {
-	lines, err := c.hiddenLines()
-	if err != nil || len(lines) == 0 {
+	lines, err := c.hiddenLines(HiddenFile)
+	if err != nil {
 		return nil, err
 	}
-	return hiddenSet(lines), nil
+	old, err := c.hiddenLines(oldHiddenFile)
+	if err != nil || len(lines)+len(old) == 0 {
+		return nil, err
+	}
+	return hiddenSet(append(lines, old...)), nil
 }
 
 func hiddenSet(lines [][]byte) map[string]bool {
@@ -50,7 +57,7 @@ func hiddenSet(lines [][]byte) map[string]bool {
 // already listed is not listed twice. The caller holds the collection's
 // writer lock.
 func (c *Collection) Hide(entries []Hidden) error {
-	lines, err := c.hiddenLines()
+	lines, err := c.hiddenLines(HiddenFile)
 	if err != nil {
 		return err
 	}
@@ -73,7 +80,7 @@ func (c *Collection) Hide(entries []Hidden) error {
 // the folders it found there. The caller holds the collection's writer
 // lock and reindexes those folders to bring their snapshots back.
 func (c *Collection) Unhide(dirs []string) ([]string, error) {
-	lines, err := c.hiddenLines()
+	lines, err := c.hiddenLines(HiddenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +103,14 @@ func (c *Collection) Unhide(dirs []string) ([]string, error) {
 	return found, c.writeHidden(kept)
 }
 
-func (c *Collection) hiddenLines() ([][]byte, error) {
-	data, err := os.ReadFile(c.Path(HiddenFile))
+// hiddenLines returns the non-blank lines of the hidden list rel.
+func (c *Collection) hiddenLines(rel string) ([][]byte, error) {
+	data, err := os.ReadFile(c.Path(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", c.Path(HiddenFile), err)
+		return nil, fmt.Errorf("read %s: %w", c.Path(rel), err)
 	}
 	var lines [][]byte
 	for _, l := range bytes.Split(data, []byte("\n")) {
@@ -118,6 +126,9 @@ func (c *Collection) writeHidden(lines [][]byte) error {
 	for _, l := range lines {
 		b.Write(l)
 		b.WriteByte('\n')
+	}
+	if err := c.makeRemovedDir(RemovedDir); err != nil {
+		return err
 	}
 	return WriteFile(c.Path(HiddenFile), b.Bytes(), 0o644)
 }

@@ -19,7 +19,9 @@ type Lock struct {
 }
 
 // Lock takes the collection's writer lock for the named command, or fails
-// at once with ErrLocked and a message saying who holds it.
+// at once with ErrLocked and a message saying who holds it. Holding it,
+// it first moves the removal state an earlier folio kept in StateDir into
+// the tree (see moveRemoved).
 func (c *Collection) Lock(command string) (*Lock, error) {
 	path := c.Path(LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -45,7 +47,12 @@ func (c *Collection) Lock(command string) (*Lock, error) {
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(note), 0)
 	}
-	return &Lock{f: f}, nil
+	l := &Lock{f: f}
+	if err := c.moveRemoved(); err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return l, nil
 }
 
 // Unlock releases the lock.

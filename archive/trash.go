@@ -17,8 +17,10 @@ import (
 
 // TrashDir holds the snapshot folders 'folio remove --delete' moved out
 // of the tree, as TrashDir/<YYYYMMDD-HHMMSS>/<folder path>: moving one
-// back to its path restores it (run 'folio reindex' after).
-const TrashDir = ".folio/trash"
+// back to its path restores it (run 'folio reindex' after). It is in
+// RemovedDir, outside archive/, where neither folio's walk nor
+// ArchiveBox's importers look for snapshots.
+const TrashDir = RemovedDir + "/trash"
 
 // ErrOtherFilesystem: a snapshot folder is on another filesystem than
 // TrashDir, so it cannot be moved there by rename; it is left in place.
@@ -46,7 +48,7 @@ func (c *Collection) Trash(stamp, rel string) (string, error) {
 	if sst.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return fail(errors.New("not a folder"))
 	}
-	if err := os.MkdirAll(c.Path(TrashDir), 0o755); err != nil {
+	if err := c.makeRemovedDir(TrashDir); err != nil {
 		return fail(err)
 	}
 	if err := unix.Stat(c.Path(TrashDir), &tst); err != nil {
@@ -115,11 +117,8 @@ func (c *Collection) BeginTrash(b TrashBatch) error {
 		}
 	}
 	p := c.Path(journalPath(b.Stamp))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := c.makeRemovedDir(path.Join(TrashDir, b.Stamp)); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := SyncDir(c.Path(TrashDir)); err != nil {
-		return err
 	}
 	return WriteFile(p, buf.Bytes(), 0o644)
 }
@@ -365,7 +364,7 @@ func (c *Collection) Trashed() (TrashUsage, error) {
 // that looks whole. The caller holds the collection's writer lock.
 func (c *Collection) PurgeTrash() error {
 	root := c.Path(TrashDir)
-	tmp := c.Path(StateDir + "/trash" + TempMarker + "purge")
+	tmp := c.Path(TrashDir + TempMarker + "purge")
 	if err := os.RemoveAll(tmp); err != nil { // left by a purge cut short
 		return fmt.Errorf("purge %s: %w", tmp, err)
 	}
@@ -375,7 +374,7 @@ func (c *Collection) PurgeTrash() error {
 		}
 		return fmt.Errorf("purge %s: %w", root, err)
 	}
-	if err := SyncDir(c.Path(StateDir)); err != nil {
+	if err := SyncDir(c.Path(RemovedDir)); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(tmp); err != nil {

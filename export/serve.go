@@ -157,7 +157,7 @@ func NewHandler(dir string, allowScripts bool) (http.Handler, error) {
 // isDataDir reports a collection's data directory, as opposed to an --out
 // export (which also has an archive/ folder but none of these).
 func isDataDir(dir string) bool {
-	for _, name := range []string{archive.StateDir, archive.LegacyDB, archive.ConfigFile, archive.SourcesDir, archive.LogsDir} {
+	for _, name := range []string{archive.StateDir, archive.LegacyDB, archive.ConfigFile, archive.SourcesDir, archive.LogsDir, archive.RemovedDir} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return true
 		}

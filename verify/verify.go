@@ -9,6 +9,7 @@ package verify
 
 import (
 	"context"
+	"path"
 	"sort"
 	"sync"
 	"time"
@@ -189,4 +190,28 @@ feed:
 		err = ctx.Err()
 	}
 	return rep, err
+}
+
+// Uncataloged turns what a walk of the tree (catalog.Drift) found outside
+// the catalog's rows into problems: the snapshot folders that could not be
+// cataloged, their index missing, unreadable or not parsing (Index, with
+// the reason the catalog kept), those of them whose index changed since
+// (Stale: a reindex reads them again), and the folders that could not be
+// listed (Unreadable). The catalog has no row for any of them, so only
+// the walk finds them, every time, until they are fixed.
+func Uncataloged(d catalog.Drift) []Problem {
+	var out []Problem
+	for _, p := range d.Problems {
+		pr := Problem{Kind: Unreadable, Path: p.Path, Detail: p.Err.Error()}
+		if name := path.Base(p.Path); name == archive.IndexFile || name == archive.LegacyIndexFile {
+			pr.Kind, pr.Snapshot = Index, path.Dir(p.Path)
+		}
+		out = append(out, pr)
+	}
+	for _, dir := range d.Retry {
+		out = append(out, Problem{Kind: Stale, Path: dir, Snapshot: dir,
+			Detail: "could not be cataloged, and its index changed since (run 'folio reindex')"})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }

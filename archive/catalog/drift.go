@@ -24,6 +24,9 @@ type Drift struct {
 	Unreadable int       // folders that could not be cataloged and are unchanged since
 	Staging    int       // staging folders of copies a crash interrupted (folio update settles them)
 	Problems   []Problem // folders that could not be listed, and the stored problems of unreadable folders
+	// Retry lists the folders that could not be cataloged and whose index
+	// changed since (a reindex reads them again), of Changed.
+	Retry []string
 }
 
 // Stale reports whether the tree changed since the catalog was updated.
@@ -58,9 +61,13 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 	})
 	g.Go(func() error {
 		for f := range folders {
-			if f.known == nil {
+			switch {
+			case f.known == nil:
 				d.New++
-			} else {
+			case f.known.rowid == 0:
+				d.Retry = append(d.Retry, f.dir)
+				fallthrough
+			default:
 				d.Changed++
 			}
 		}

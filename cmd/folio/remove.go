@@ -44,25 +44,32 @@ then removes them: the next 'folio list', 'folio search' and 'folio export'
 leave them out.
 
 Without --delete the folders stay where they are, untouched, and are listed in
-.folio/hidden.jsonl (one JSON line per folder: its path, id, URL and when it
+removed/hidden.jsonl (one JSON line per folder: its path, id, URL and when it
 was hidden), which every reindex, full or not, and 'folio watch' honour, so a
 removed snapshot does not come back. To bring one back, run
   folio remove --unhide FOLDER...
 with the folder paths remove printed (or delete their lines from
-.folio/hidden.jsonl and run 'folio reindex').
+removed/hidden.jsonl and run 'folio reindex').
 
 With --delete the folders are moved, by rename, to
-.folio/trash/<YYYYMMDD-HHMMSS>/<folder path>; nothing is copied or deleted.
+removed/trash/<YYYYMMDD-HHMMSS>/<folder path>; nothing is copied or deleted.
 Folders left empty above them are removed. A folder on another filesystem than
-.folio/trash is left where it is, still in the catalog, and remove exits 3. To
+removed/trash is left where it is, still in the catalog, and remove exits 3. To
 bring a deleted snapshot back, move its folder from the trash to its path and
-run 'folio reindex'. The plan is written to .folio/trash/<YYYYMMDD-HHMMSS>/remove.journal
-before the first folder moves and removed at the end: a remove that is killed
-half way is finished by the next remove (any but --dry-run), which moves the
-rest and takes what is in the trash out of the catalog. --delete asks before it moves anything; --yes answers for
-you, and without a terminal to ask on, --yes is needed.
+run 'folio reindex'. The plan is written to
+removed/trash/<YYYYMMDD-HHMMSS>/remove.journal before the first folder moves
+and removed at the end: a remove that is killed half way is finished by the
+next remove (any but --dry-run), which moves the rest and takes what is in the
+trash out of the catalog. --delete asks before it moves anything; --yes
+answers for you, and without a terminal to ask on, --yes is needed.
 
---purge-trash deletes everything in .folio/trash for good, after saying how
+removed/ is part of the tree, not of the catalog: deleting .folio/ and running
+'folio reindex' keeps removed snapshots removed and the trash whole. It is
+never served or exported, and ArchiveBox does not look there. An earlier folio
+kept the list and the trash in .folio/; the first command that takes the
+collection lock moves them to removed/.
+
+--purge-trash deletes everything in removed/trash for good, after saying how
 many folders and bytes it frees (and asking, as --delete does).
 
 --dry-run prints the plan and changes nothing. --jsonl prints one JSON record
@@ -110,12 +117,12 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 	fl := cmd.Flags()
 	sel = addSelectionFlags(fl, &q)
 	fl.BoolVar(&f.all, "all", false, "select every snapshot")
-	fl.BoolVar(&f.del, "delete", false, "also move the snapshot folders to .folio/trash/<YYYYMMDD-HHMMSS>/")
+	fl.BoolVar(&f.del, "delete", false, "also move the snapshot folders to removed/trash/<YYYYMMDD-HHMMSS>/")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before moving folders to the trash or purging it")
 	fl.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan and change nothing")
 	fl.BoolVar(&f.jsonl, "jsonl", false, "print one JSON record per removed snapshot on stdout")
-	fl.BoolVar(&f.purge, "purge-trash", false, "delete everything in .folio/trash for good")
-	fl.BoolVar(&f.unhide, "unhide", false, "bring back the snapshots of these folders (paths as remove printed them) from .folio/hidden.jsonl")
+	fl.BoolVar(&f.purge, "purge-trash", false, "delete everything in removed/trash for good")
+	fl.BoolVar(&f.unhide, "unhide", false, "bring back the snapshots of these folders (paths as remove printed them) from removed/hidden.jsonl")
 	return cmd
 }
 
@@ -367,7 +374,7 @@ func unhide(cmd *cobra.Command, e *env, coll *archive.Collection, dirs []string)
 	return nil
 }
 
-// purgeTrash deletes what .folio/trash holds.
+// purgeTrash deletes what removed/trash holds.
 func purgeTrash(e *env, coll *archive.Collection, f removeFlags) error {
 	u, err := coll.Trashed()
 	if err != nil {

@@ -57,7 +57,7 @@ func TestRemoveCommand(t *testing.T) {
 	if len(lines) != 2 || !strings.HasSuffix(lines[0], "\t"+s.URL+"\t"+s.Dir) || lines[1] != "1 snapshot to remove" {
 		t.Errorf("plan: %q", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "removed 1 snapshot from the catalog; the folders are kept and listed in .folio/hidden.jsonl") {
+	if !strings.Contains(r.stderr, "removed 1 snapshot from the catalog; the folders are kept and listed in removed/hidden.jsonl") {
 		t.Errorf("stderr: %q", r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, s.Dir, "index.jsonl")); err != nil {
@@ -159,13 +159,13 @@ func TestRemoveDelete(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, archive.TrashDir)); !os.IsNotExist(err) {
 		t.Errorf("the trash is still there: %v", err)
 	}
-	if r := catRun(t, dir, "remove", "--purge-trash", "--yes").want(t, 0); !strings.Contains(r.stderr, ".folio/trash is empty") {
+	if r := catRun(t, dir, "remove", "--purge-trash", "--yes").want(t, 0); !strings.Contains(r.stderr, "removed/trash is empty") {
 		t.Errorf("purge of an empty trash: %q", r.stderr)
 	}
 }
 
 // TestRemoveDeleteOtherFilesystem: a folder that rename cannot move into
-// .folio/trash stays where it is and in the catalog; remove exits 3.
+// removed/trash stays where it is and in the catalog; remove exits 3.
 func TestRemoveDeleteOtherFilesystem(t *testing.T) {
 	other, err := os.MkdirTemp("/dev/shm", "folio-remove-")
 	if err != nil {
@@ -188,7 +188,7 @@ func TestRemoveDeleteOtherFilesystem(t *testing.T) {
 	catRun(t, dir, "reindex").want(t, 0)
 	s := m.Snapshots[0]
 	r := catRun(t, dir, "remove", "--delete", "--yes", "-f", "exact", s.URL).want(t, 3)
-	if !strings.Contains(r.stderr, "on another filesystem than .folio/trash") || !strings.Contains(r.stderr, "the folder is kept") {
+	if !strings.Contains(r.stderr, "on another filesystem than removed/trash") || !strings.Contains(r.stderr, "the folder is kept") {
 		t.Errorf("stderr: %q", r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, s.Dir, "index.jsonl")); err != nil {

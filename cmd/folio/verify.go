@@ -39,7 +39,10 @@ select, as in 'folio list'):
   - the index file must parse, hold a Snapshot record, and be the one the
     catalog read (else run 'folio reindex');
   - a catalog row whose folder is gone, and (when nothing is selected)
-    snapshot folders the catalog does not know, are reported;
+    snapshot folders the catalog does not know, are reported, and so is,
+    every time until it is fixed, a folder the catalog could not read:
+    its index.jsonl missing, unreadable or not parsing ('folio reindex'
+    does not make it go away; it keeps the reason, which verify repeats);
   - temp files of writes that never finished (in the snapshot folders and
     beside them, and, when nothing is selected, at the root and in site/),
     staging folders of an interrupted copy, and legacy archive/<timestamp> folders whose snapshot
@@ -115,7 +118,9 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 	}
 	opts.Progress = func(done, total int64) { p.Progress("verify", done, total) }
 
-	var unknown verify.Problem
+	// Folders the catalog has no row for are found by a walk of the
+	// tree, every time: new ones, and those it could not catalog.
+	var outside []verify.Problem
 	opts.Site = !narrowed
 	if !narrowed {
 		d, err := cat.Drift(ctx, opts.Workers)
@@ -123,18 +128,19 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 			return err
 		}
 		if d.New > 0 {
-			unknown = verify.Problem{Kind: verify.Stale, Path: archive.ArchiveDir,
-				Detail: notInCatalog(d.New)}
-			opts.Found(unknown)
+			outside = append(outside, verify.Problem{Kind: verify.Stale, Path: archive.ArchiveDir,
+				Detail: notInCatalog(d.New)})
+		}
+		outside = append(outside, verify.Uncataloged(d)...)
+		for _, pr := range outside {
+			opts.Found(pr)
 		}
 	}
 	if len(entries) == 0 && narrowed {
 		p.Warnf("no snapshot matches the selection; nothing to verify")
 	}
 	rep, err := verify.Run(ctx, coll, entries, opts)
-	if unknown.Kind != "" {
-		rep.Problems = append(rep.Problems, unknown)
-	}
+	rep.Problems = append(rep.Problems, outside...)
 	p.done()
 	if !e.quiet {
 		writeVerifySummary(e.stderr, &rep)
