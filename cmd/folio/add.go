@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,6 +100,7 @@ $TMPDIR (those whose lock no living folio holds).`,
 				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
 			}
 			opts.Sources = sources
+			opts.CrawlLabel = crawlLabel(time.Now())
 			if opts.Fault, err = envFault(); err != nil {
 				return err
 			}
@@ -142,6 +146,18 @@ $TMPDIR (those whose lock no living folio holds).`,
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")
 	f.IntVar(&timeout, "timeout", 0, "TIMEOUT in seconds for plugins without their own <PLUGIN>_TIMEOUT")
 	return cmd
+}
+
+// crawlLabel is the label ArchiveBox's add gives its crawl:
+// "user@host $ cmd [ts]".
+func crawlLabel(now time.Time) string {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); name == "" && err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	cmd := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	return fmt.Sprintf("%s@%s $ %s [%s]", name, host, strings.Join(cmd, " "), now.UTC().Format("2006-01-02 15:04:05"))
 }
 
 func validParser(name string) bool {
