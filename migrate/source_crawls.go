@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,7 +46,6 @@ func (s *scanner) rowCrawl(r *dbRow) *Crawl {
 			s.auto.CreatedAt = earlier.CreatedAt
 		}
 	}
-	s.autoRows = append(s.autoRows, r)
 	return s.auto
 }
 
@@ -144,6 +144,12 @@ func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
 				s.orphan = s.addCrawl(&Crawl{ID: d.id, User: user, New: true})
 			}
 			s.orphan.Label, s.orphan.Dir, s.orphan.CreatedAt = label, d.rel, d.created
+			if earlier := s.crawlRecordIn(d.rel, d.id); earlier != nil {
+				// Its record as the earlier run wrote it: the same
+				// created_at, and its urls before the ones found now.
+				s.orphan.CreatedAt = earlier.CreatedAt
+				s.orphanEarlier = strings.Split(earlier.URLs, "\n")
+			}
 		} else {
 			s.orphan = s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user), User: user, CreatedAt: s.now, Label: label, New: true})
 		}
@@ -176,11 +182,35 @@ func (s *scanner) reuseOrphanCrawl(user string) (crawlDir, bool) {
 	return best, found
 }
 
+// crawlRecordIn returns the Crawl record with id that a snapshot of the
+// crawl folder rel carries (read through the folder's first snapshot
+// link), nil when there is none.
+func (s *scanner) crawlRecordIn(rel, id string) *archive.Crawl {
+	links, _ := filepath.Glob(filepath.Join(s.c.Path(rel), "snapshots", "*", "*"))
+	for _, l := range links {
+		ix, _, err := archive.ReadIndex(l)
+		if err != nil {
+			continue
+		}
+		if cr, ok := ix.Crawl(); ok && cr.ID == id {
+			return &cr
+		}
+	}
+	return nil
+}
+
 // finishCrawls fills the url lists of the crawls folio creates and lists
 // every crawl plus the dashed crawl folders no item refers to.
 func (s *scanner) finishCrawls(dirs []crawlDir) {
 	if s.auto != nil {
-		rows := s.autoRows
+		// Every row without a crawl, not only those this run migrates:
+		// a rerun writes the list the first run wrote.
+		var rows []*dbRow
+		for _, r := range s.db.Rows {
+			if _, ok := s.db.Crawls[r.CrawlID]; !ok || r.CrawlID == "" {
+				rows = append(rows, r)
+			}
+		}
 		sort.SliceStable(rows, func(i, j int) bool {
 			a := legacyBookmarkedAt(rows[i].Timestamp, rows[i].Added, s.now)
 			b := legacyBookmarkedAt(rows[j].Timestamp, rows[j].Added, s.now)
@@ -200,7 +230,18 @@ func (s *scanner) finishCrawls(dirs []crawlDir) {
 		s.auto.URLs = strings.Join(urls, "\n")
 	}
 	if s.orphan != nil {
-		s.orphan.URLs = strings.Join(s.orphanLines, "\n")
+		lines := s.orphanEarlier
+		have := map[string]bool{}
+		for _, l := range lines {
+			have[l] = true
+		}
+		for _, l := range s.orphanLines {
+			if !have[l] {
+				have[l] = true
+				lines = append(lines, l)
+			}
+		}
+		s.orphan.URLs = strings.Join(lines, "\n")
 	}
 	for _, d := range dirs {
 		if d.dashed && s.crawls[d.id] == nil {

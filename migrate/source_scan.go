@@ -217,10 +217,12 @@ type scanner struct {
 	crawls      map[string]*Crawl
 	crawlOrder  []*Crawl
 	auto        *Crawl
-	autoRows    []*dbRow
 	orphan      *Crawl
 	orphanURLs  map[string]bool
 	orphanLines []string
+	// orphanEarlier: the urls lines of the orphan crawl's record as an
+	// earlier run wrote it.
+	orphanEarlier []string
 }
 
 // currentSnap is the identity of a snapshot already in the current layout.

@@ -62,7 +62,10 @@ line and the others are added. Exit 3 when some plugin failed or some URL was
 refused (each failure is
 recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
-'folio add --resume' captures them. After a kill, the next add removes the temp
+'folio add --resume' captures them (never the snapshots of a legacy
+index.sqlite3: those were migrated, not added). Every snapshot's index.jsonl
+holds the run's Crawl record (ArchiveBox's shape: urls, label, tags, depth,
+creator) after its Snapshot record. After a kill, the next add removes the temp
 files and half-made snapshot folders it left (in the folders it noted in
 .folio/add.touched) and the Chromium profiles folio-chromium-* it left in
 $TMPDIR (those whose lock no living folio holds).`,
