@@ -27,6 +27,7 @@ import (
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
 	"github.com/folio-archive/folio/capture/input"
+	"github.com/folio-archive/folio/migrate"
 	"github.com/folio-archive/folio/plugins"
 )
 
@@ -65,6 +66,9 @@ type Options struct {
 	PerDomain int // snapshots of one domain captured at once; 0 means Parallel
 	Plugins   []string
 	Config    plugins.Config
+	// CrawlLabel labels the run's crawl, as ArchiveBox's add does with
+	// "user@host $ cmd [ts]"; "" leaves the label empty.
+	CrawlLabel string
 	// Browser, when set, is used instead of starting Chromium (tests share
 	// one); Run does not close it.
 	Browser *plugins.Browser
@@ -227,8 +231,9 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 			return nil, err
 		}
 		r.crawlID = r.opts.IDs()
+		crawl := r.crawlRecord()
 		var err error
-		if fresh, err = r.create(r.items, 0, r.crawlID); err != nil {
+		if fresh, err = r.create(r.items, 0, r.crawlID, &crawl); err != nil {
 			return &r.st, err
 		}
 	}
@@ -340,13 +345,25 @@ func (r *run) dropExisting(ctx context.Context, cat *catalog.Catalog) error {
 }
 
 // unfinished finds the snapshots an earlier run left queued or started.
+// Snapshots of the legacy database are not among them: they were migrated,
+// not added, and capturing them again would overwrite old snapshots with
+// today's pages (or with errors for the URLs that are gone).
 func (r *run) unfinished(ctx context.Context, cat *catalog.Catalog) ([]*snapshot, error) {
+	legacy, err := migrate.LegacyRows(ctx, r.c)
+	if err != nil {
+		return nil, err
+	}
 	var out []*snapshot
+	migrated := 0
 	for _, status := range []string{"started", "queued"} {
 		q := catalog.Query{Status: status, Sort: "timestamp"}
 		if err := cat.Each(ctx, q, func(e catalog.Entry) error {
 			if e.Layout != catalog.LayoutCurrent || e.IndexFile != archive.IndexFile {
 				return nil // legacy folders are migrated, not captured
+			}
+			if legacy[e.Snapshot.ID] {
+				migrated++
+				return nil
 			}
 			s, err := openSnapshot(r.c, e.Dir)
 			if err != nil {
@@ -359,6 +376,10 @@ func (r *run) unfinished(ctx context.Context, cat *catalog.Catalog) ([]*snapshot
 		}); err != nil {
 			return nil, err
 		}
+	}
+	if migrated > 0 {
+		r.p.Warnf("%d snapshots of %s are marked %s: migrated, not added, so --resume does not capture them ('folio update --migrate-only' seals them)",
+			migrated, archive.LegacyDB, "queued or started")
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].rec.Timestamp < out[j].rec.Timestamp })
 	return out, nil
@@ -391,6 +412,26 @@ func (r *run) keepSources() error {
 	}
 	r.st.SourceFile = "sources/" + name
 	return nil
+}
+
+// crawlRecord is the Crawl record of this run, which every snapshot it
+// creates carries (formats spec §2.4, §3.8; the CLI's add creates one
+// crawl per run, §6): the URLs given (the whole input is in the sources
+// file), the tags, the depth and the parser as the crawl's config.
+func (r *run) crawlRecord() archive.Crawl {
+	urls := make([]string, len(r.items))
+	for i, it := range r.items {
+		urls[i] = it.URL
+	}
+	c := archive.Crawl{
+		ID: r.crawlID, URLs: archive.BoundURLs(strings.Join(urls, "\n"), r.st.SourceFile),
+		Status: "queued", MaxDepth: r.opts.Depth, Tags: r.opts.Tags, Label: r.opts.CrawlLabel,
+		CreatedAt: r.now().UTC().Truncate(time.Microsecond), CreatedBy: r.user, SchemaVersion: archive.SchemaVersion,
+	}
+	if r.opts.Parser != "" {
+		c.Config = map[string]string{"PARSER": r.opts.Parser}
+	}
+	return c
 }
 
 // count records one result in the stats.

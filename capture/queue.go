@@ -250,7 +250,7 @@ func (r *run) children(parent *snapshot, links []string) []*snapshot {
 		items = append(items, input.Item{URL: u, Tags: parent.rec.Tags})
 	}
 	r.mu.Unlock()
-	out, err := r.create(items, parent.rec.Depth+1, parent.rec.CrawlID)
+	out, err := r.create(items, parent.rec.Depth+1, parent.rec.CrawlID, parent.crawl)
 	if err != nil {
 		r.p.Warnf("%s: the pages it links to: %v", parent.dir, err)
 	}

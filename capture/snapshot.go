@@ -23,6 +23,9 @@ type snapshot struct {
 	mu  sync.Mutex
 	ix  *archive.Index
 	rec archive.Snapshot
+	// crawl is the snapshot's Crawl record (this file's own copy), nil
+	// when its index.jsonl has none (made by a folio before 0.9.4's).
+	crawl *archive.Crawl
 	// prior maps plugin+hook to the id of a result an earlier run
 	// recorded, so that capturing again replaces it.
 	prior map[string]string
@@ -36,8 +39,19 @@ func (s *snapshot) setStatus(status string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rec.Status = status
-	s.ix.SetSnapshot(s.rec)
+	s.setRecords()
 	return archive.WriteIndex(s.abs(), s.ix)
+}
+
+// setRecords puts the Snapshot record, and the Crawl record with the
+// snapshot's status (the state of the crawl as far as this snapshot
+// knows it), into the index.
+func (s *snapshot) setRecords() {
+	s.ix.SetSnapshot(s.rec)
+	if s.crawl != nil {
+		s.crawl.Status = s.rec.Status
+		s.ix.SetCrawl(*s.crawl)
+	}
 }
 
 // addResult records one plugin's result (replacing an earlier run's result
@@ -62,7 +76,7 @@ func (s *snapshot) seal() error {
 		size += res.OutputSize
 	}
 	s.rec.Status, s.rec.ArchiveSize = "sealed", size
-	s.ix.SetSnapshot(s.rec)
+	s.setRecords()
 	return archive.WriteIndex(s.abs(), s.ix)
 }
 
@@ -80,6 +94,9 @@ func openSnapshot(c *archive.Collection, dir string) (*snapshot, error) {
 		return nil, fmt.Errorf("%s has no Snapshot record", archive.IndexFile)
 	}
 	s := &snapshot{c: c, dir: dir, ix: ix, rec: rec, prior: map[string]string{}}
+	if cr, ok := ix.Crawl(); ok {
+		s.crawl = &cr
+	}
 	for _, res := range ix.Results() {
 		s.prior[res.Plugin+"\x00"+res.HookName] = res.ID
 	}
@@ -91,10 +108,10 @@ func openSnapshot(c *archive.Collection, dir string) (*snapshot, error) {
 // made under a temporary name with its index.jsonl and then renamed. An
 // item whose folder would lie below a symlinked folder of archive/users/
 // is refused with one line and counted; the others are created.
-func (r *run) create(items []input.Item, depth int, crawlID string) ([]*snapshot, error) {
+func (r *run) create(items []input.Item, depth int, crawlID string, crawl *archive.Crawl) ([]*snapshot, error) {
 	out := make([]*snapshot, 0, len(items))
 	for _, it := range items {
-		s, err := r.newSnapshot(it, depth, crawlID)
+		s, err := r.newSnapshot(it, depth, crawlID, crawl)
 		if errors.Is(err, layout.ErrLinkedFolder) {
 			r.p.Warnf("%v", err)
 			r.mu.Lock()
@@ -113,7 +130,7 @@ func (r *run) create(items []input.Item, depth int, crawlID string) ([]*snapshot
 	return out, nil
 }
 
-func (r *run) newSnapshot(it input.Item, depth int, crawlID string) (*snapshot, error) {
+func (r *run) newSnapshot(it input.Item, depth int, crawlID string, crawl *archive.Crawl) (*snapshot, error) {
 	created := r.createdAt()
 	rec := archive.Snapshot{
 		ID: r.opts.IDs(), CrawlID: crawlID, URL: it.URL, Timestamp: layout.Timestamp(created),
@@ -131,7 +148,12 @@ func (r *run) newSnapshot(it input.Item, depth int, crawlID string) (*snapshot, 
 		return nil, fmt.Errorf("%s: %w", it.URL, err)
 	}
 	ix, _ := archive.ParseIndex(nil)
-	ix.SetSnapshot(rec)
+	s := &snapshot{c: r.c, dir: dir, ix: ix, rec: rec, prior: map[string]string{}}
+	if crawl != nil {
+		own := *crawl
+		s.crawl = &own
+	}
+	s.setRecords()
 	if err := r.note(dir); err != nil {
 		return nil, err
 	}
@@ -161,7 +183,7 @@ func (r *run) newSnapshot(it input.Item, depth int, crawlID string) (*snapshot, 
 			r.p.Warnf("%s: %v", dir, err)
 		}
 	}
-	return &snapshot{c: r.c, dir: dir, ix: ix, rec: rec, prior: map[string]string{}}, nil
+	return s, nil
 }
 
 // createdAt returns now, or a microsecond after the last snapshot's time

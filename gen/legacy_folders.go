@@ -62,6 +62,11 @@ func (g *legacyGen) ordinary(i int) error {
 	}
 	exp := ExpectedSnapshot{ID: id, User: user, URL: u, Timestamp: ts, Title: title, Tags: archive.NormalizeTags(tags),
 		Date: layout.Bucket(r.bookmark), Status: r.status}
+	if g.v(Legacy08) {
+		// ArchiveBox's migration seals a 0.8 row whatever its status
+		// (formats spec §4.6).
+		exp.Status = "sealed"
+	}
 	if !g.hasDB() {
 		exp.ID, exp.Status = "", "sealed"
 		exp.Date = layout.Bucket(time.Unix(sec, 0))

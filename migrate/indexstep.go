@@ -151,6 +151,9 @@ func buildIndex(existing []byte, it *Item, tree []treeEntry) ([]byte, error) {
 		}
 	}
 	ix.SetSnapshot(snap)
+	if cr := it.Crawl; cr != nil && cr.Known && cr.ID == snap.CrawlID && layout.IsCompactID(cr.ID) {
+		ix.SetCrawl(cr.record())
+	}
 	have := map[string]bool{}
 	for _, l := range ix.Foreign() {
 		have[string(l)] = true

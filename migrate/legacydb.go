@@ -65,6 +65,9 @@ type dbCrawl struct {
 	CreatedByID int64
 	URLs        string
 	Label       string
+	Status      string
+	MaxDepth    int
+	TagsStr     string
 }
 
 // readLegacyDB copies path (and its -wal) into a temporary folder and reads
@@ -181,22 +184,24 @@ func readCrawls(ctx context.Context, db *sql.DB, s schema, ldb *legacyDB) error 
 	}
 	t := "crawls_crawl"
 	q := `SELECT CAST(id AS TEXT), ` + s.text(t, "created_at", "") + `, ` + s.text(t, "created_by_id", "") + `, ` +
-		s.text(t, "urls", "") + `, ` + s.text(t, "label", "") + ` FROM crawls_crawl`
+		s.text(t, "urls", "") + `, ` + s.text(t, "label", "") + `, ` + s.text(t, "status", "") + `, ` +
+		s.text(t, "max_depth", "") + `, ` + s.text(t, "tags_str", "") + ` FROM crawls_crawl`
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return fmt.Errorf("read crawls_crawl: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, created, by, urls, label sql.NullString
-		if err := rows.Scan(&id, &created, &by, &urls, &label); err != nil {
+		var id, created, by, urls, label, status, depth, tags sql.NullString
+		if err := rows.Scan(&id, &created, &by, &urls, &label, &status, &depth, &tags); err != nil {
 			return fmt.Errorf("read crawls_crawl: %w", err)
 		}
 		cid, ok := layout.ParseID(strings.TrimSpace(id.String))
 		if !ok {
 			continue // a crawl id folio cannot name a folder with
 		}
-		c := &dbCrawl{ID: cid, URLs: urls.String, Label: label.String, CreatedByID: parseInt(by.String)}
+		c := &dbCrawl{ID: cid, URLs: urls.String, Label: label.String, CreatedByID: parseInt(by.String),
+			Status: status.String, MaxDepth: int(parseInt(depth.String)), TagsStr: tags.String}
 		c.CreatedAt, _ = parseDBTime(created.String)
 		ldb.Crawls[cid] = c
 	}

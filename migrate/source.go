@@ -67,6 +67,17 @@ type Crawl struct {
 	// ArchiveBox creates for legacy rows without one, or the crawl for
 	// orphaned folders.
 	New bool
+	// Known reports a crawl whose facts the migration knows (a database
+	// row, or a crawl it makes): its Crawl record is written into each of
+	// its snapshots' index.jsonl. Of any other crawl only the id is known,
+	// and a record is left as the file has it.
+	Known    bool
+	Status   string // the crawl's lifecycle status; "" is written as sealed
+	MaxDepth int
+	Tags     string // tags_str
+	// All names where the whole url list is when the Crawl record holds
+	// only its head (archive.BoundURLs).
+	All string
 }
 
 // Invalid is a legacy folder from which no snapshot can be recovered (no

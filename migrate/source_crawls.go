@@ -2,7 +2,9 @@ package migrate
 
 import (
 	"path"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,29 +24,37 @@ func (s *scanner) rowCrawl(r *dbRow) *Crawl {
 		if user == "" {
 			user = s.legacyUser()
 		}
-		c := &Crawl{ID: dc.ID, User: user, CreatedAt: dc.CreatedAt, URLs: dc.URLs, Label: dc.Label}
+		c := &Crawl{ID: dc.ID, User: user, CreatedAt: dc.CreatedAt, URLs: dc.URLs, Label: dc.Label,
+			Known: true, Status: dc.Status, MaxDepth: dc.MaxDepth, Tags: dc.TagsStr, All: "crawls_crawl in " + archive.LegacyDB}
 		if d, ok := s.crawlDirs[dc.ID]; ok {
 			c.Dir = d.rel
 		}
 		return s.addCrawl(c)
 	}
 	if s.auto == nil {
+		// ArchiveBox's migration: one new sealed crawl for every row
+		// without one (formats spec §4.6, core/migrations/0024).
 		label := "Migrated from v" + s.db.Version
-		s.auto = s.addCrawl(&Crawl{ID: s.reuseAutoCrawl(timestampTime(r.Timestamp)), User: s.legacyUser(), CreatedAt: s.now,
-			Label: label, New: true})
+		id, earlier := s.reuseAutoCrawl(r)
+		s.auto = s.addCrawl(&Crawl{ID: id, User: s.legacyUser(), CreatedAt: s.now,
+			Label: label, New: true, Known: true, Status: "sealed", All: "the rows without a crawl in " + archive.LegacyDB})
 		if d, ok := s.crawlDirs[s.auto.ID]; ok {
 			s.auto.Dir = d.rel
 			s.auto.CreatedAt = d.created
 		}
+		if earlier != nil && !earlier.CreatedAt.IsZero() {
+			s.auto.CreatedAt = earlier.CreatedAt
+		}
 	}
-	s.autoRows = append(s.autoRows, r)
 	return s.auto
 }
 
 // reuseAutoCrawl returns the crawl id an earlier, interrupted migration
 // gave the automatic crawl (read from a migrated snapshot of a row without
-// crawl), so a rerun keeps one crawl; else a new id, dated at.
-func (s *scanner) reuseAutoCrawl(at time.Time) string {
+// crawl), so a rerun keeps one crawl, with the Crawl record it wrote (nil
+// when none); else a new id for the collection whose first crawl-less row
+// is first (see autoCrawlID).
+func (s *scanner) reuseAutoCrawl(first *dbRow) (string, *archive.Crawl) {
 	for _, r := range s.db.Rows {
 		if r.CrawlID != "" {
 			continue
@@ -59,11 +69,34 @@ func (s *scanner) reuseAutoCrawl(at time.Time) string {
 		}
 		if snap, ok := ix.Snapshot(); ok {
 			if id, ok := layout.ParseID(snap.CrawlID); ok {
-				return id
+				if cr, ok := ix.Crawl(); ok {
+					return id, &cr
+				}
+				return id, nil
 			}
 		}
 	}
-	return s.newID(at, "auto crawl", s.legacyUser())
+	return s.autoCrawlID(first), nil
+}
+
+// autoCrawlID derives the id of the automatic crawl. ArchiveBox's own
+// migration (0024_assign_default_crawl) gives its automatic crawl a new
+// random UUIDv7 when it runs (formats spec §1.4, §4.6), which folio cannot
+// know and must not reuse; folio's id is derived instead from what
+// identifies this collection's crawl-less rows — the first row's id (a
+// random UUID ArchiveBox gave it), timestamp and url — and the owner, so
+// that it is the same in a dry run and the run after it, differs between
+// collections, and names no crawl of the database (crawls_crawl ids are
+// checked: a clash, as unlikely as two random UUIDs meeting, takes the
+// next derivation).
+func (s *scanner) autoCrawlID(first *dbRow) string {
+	at := timestampTime(first.Timestamp)
+	for n := 0; ; n++ {
+		id := s.newID(at, "auto crawl", s.legacyUser(), first.ID, first.Timestamp, first.URL, strconv.Itoa(n))
+		if s.db.Crawls[id] == nil && s.db.ByID[id] == nil {
+			return id
+		}
+	}
 }
 
 // newID makes the id of a snapshot or crawl that has none: from
@@ -77,6 +110,18 @@ func (s *scanner) newID(at time.Time, parts ...string) string {
 	return archive.DerivedID(at, parts...)
 }
 
+// record is the Crawl record of c that each of its snapshots carries
+// (formats spec §2.4, §3.8): created_by is the owner of its folders.
+func (c *Crawl) record() archive.Crawl {
+	status := strings.ToLower(strings.TrimSpace(c.Status))
+	if status == "" {
+		status = "sealed"
+	}
+	return archive.Crawl{ID: c.ID, URLs: archive.BoundURLs(c.URLs, c.All), Status: status, MaxDepth: c.MaxDepth,
+		Tags: archive.SplitTags(c.Tags), Label: c.Label, CreatedAt: c.CreatedAt.UTC(), CreatedBy: c.User,
+		SchemaVersion: archive.SchemaVersion}
+}
+
 func (s *scanner) addCrawl(c *Crawl) *Crawl {
 	s.crawls[c.ID] = c
 	s.crawlOrder = append(s.crawlOrder, c)
@@ -88,7 +133,7 @@ func (s *scanner) addCrawl(c *Crawl) *Crawl {
 func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
 	if s.orphanURLs[url] {
 		return s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user, url, ts), User: user, CreatedAt: s.now, URLs: url,
-			Label: "[migration] orphaned snapshot " + ts, New: true})
+			Label: "[migration] orphaned snapshot " + ts, New: true, Known: true, Status: "sealed"})
 	}
 	if s.orphan == nil {
 		const label = "[migration] orphaned snapshots"
@@ -99,9 +144,16 @@ func (s *scanner) orphanCrawl(url, ts, user string) *Crawl {
 				s.orphan = s.addCrawl(&Crawl{ID: d.id, User: user, New: true})
 			}
 			s.orphan.Label, s.orphan.Dir, s.orphan.CreatedAt = label, d.rel, d.created
+			if earlier := s.crawlRecordIn(d.rel, d.id); earlier != nil {
+				// Its record as the earlier run wrote it: the same
+				// created_at, and its urls before the ones found now.
+				s.orphan.CreatedAt = earlier.CreatedAt
+				s.orphanEarlier = strings.Split(earlier.URLs, "\n")
+			}
 		} else {
 			s.orphan = s.addCrawl(&Crawl{ID: s.newID(timestampTime(ts), "orphan crawl", user), User: user, CreatedAt: s.now, Label: label, New: true})
 		}
+		s.orphan.Known, s.orphan.Status, s.orphan.All = true, "sealed", "the folders of its snapshots"
 	}
 	s.orphanURLs[url] = true
 	s.orphanLines = append(s.orphanLines, "# Orphaned snapshot: "+url)
@@ -130,11 +182,35 @@ func (s *scanner) reuseOrphanCrawl(user string) (crawlDir, bool) {
 	return best, found
 }
 
+// crawlRecordIn returns the Crawl record with id that a snapshot of the
+// crawl folder rel carries (read through the folder's first snapshot
+// link), nil when there is none.
+func (s *scanner) crawlRecordIn(rel, id string) *archive.Crawl {
+	links, _ := filepath.Glob(filepath.Join(s.c.Path(rel), "snapshots", "*", "*"))
+	for _, l := range links {
+		ix, _, err := archive.ReadIndex(l)
+		if err != nil {
+			continue
+		}
+		if cr, ok := ix.Crawl(); ok && cr.ID == id {
+			return &cr
+		}
+	}
+	return nil
+}
+
 // finishCrawls fills the url lists of the crawls folio creates and lists
 // every crawl plus the dashed crawl folders no item refers to.
 func (s *scanner) finishCrawls(dirs []crawlDir) {
 	if s.auto != nil {
-		rows := s.autoRows
+		// Every row without a crawl, not only those this run migrates:
+		// a rerun writes the list the first run wrote.
+		var rows []*dbRow
+		for _, r := range s.db.Rows {
+			if _, ok := s.db.Crawls[r.CrawlID]; !ok || r.CrawlID == "" {
+				rows = append(rows, r)
+			}
+		}
 		sort.SliceStable(rows, func(i, j int) bool {
 			a := legacyBookmarkedAt(rows[i].Timestamp, rows[i].Added, s.now)
 			b := legacyBookmarkedAt(rows[j].Timestamp, rows[j].Added, s.now)
@@ -154,7 +230,18 @@ func (s *scanner) finishCrawls(dirs []crawlDir) {
 		s.auto.URLs = strings.Join(urls, "\n")
 	}
 	if s.orphan != nil {
-		s.orphan.URLs = strings.Join(s.orphanLines, "\n")
+		lines := s.orphanEarlier
+		have := map[string]bool{}
+		for _, l := range lines {
+			have[l] = true
+		}
+		for _, l := range s.orphanLines {
+			if !have[l] {
+				have[l] = true
+				lines = append(lines, l)
+			}
+		}
+		s.orphan.URLs = strings.Join(lines, "\n")
 	}
 	for _, d := range dirs {
 		if d.dashed && s.crawls[d.id] == nil {

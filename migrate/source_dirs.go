@@ -283,22 +283,34 @@ func isPathError(err error) bool {
 // whole file when the head holds none, so a rerun over a current
 // collection costs one page per snapshot. Unreadable indexes are
 // left to reindex to report.
-func staleCompact(ctx context.Context, root string, dirs []currentDir, workers int) ([]*folder, error) {
+//
+// It also returns the ids of the folders whose snapshot is open (queued or
+// started): a legacy database row among them was left open by a folio that
+// did not seal migrated rows yet, and is sealed now (see resealRows).
+func staleCompact(ctx context.Context, root string, dirs []currentDir, workers int) ([]*folder, map[string]bool, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	stale := make([]bool, len(dirs))
+	open := make([]bool, len(dirs))
 	for i, d := range dirs {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			v, ok := headFSVersion(filepath.Join(root, filepath.FromSlash(d.rel), archive.IndexFile))
+			v, status, ok := headSnapshot(filepath.Join(root, filepath.FromSlash(d.rel), archive.IndexFile))
 			stale[i] = ok && staleVersion(v)
+			open[i] = ok && (status == "queued" || status == "started")
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	opened := map[string]bool{}
+	for i, d := range dirs {
+		if open[i] {
+			opened[d.id] = true
+		}
 	}
 	var out []*folder
 	for i, d := range dirs {
@@ -306,7 +318,7 @@ func staleCompact(ctx context.Context, root string, dirs []currentDir, workers i
 			out = append(out, &folder{name: path.Base(d.rel), rel: d.rel})
 		}
 	}
-	return out, nil
+	return out, opened, nil
 }
 
 // headBytes is how much of an index.jsonl headSnapshot reads first: a
@@ -319,9 +331,15 @@ const headBytes = 4 << 10
 // Snapshot record. Only the type of each line is decoded, and the members
 // of the Snapshot record: the results after it are not looked at.
 func headFSVersion(p string) (string, bool) {
+	v, _, ok := headSnapshot(p)
+	return v, ok
+}
+
+// headSnapshot is headFSVersion that also returns the record's status.
+func headSnapshot(p string) (fsVersion, status string, ok bool) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	defer unix.Close(fd)
 	pb := headBufs.Get().(*[]byte)
@@ -334,7 +352,7 @@ func headFSVersion(p string) (string, bool) {
 			continue
 		}
 		if err != nil {
-			return "", false
+			return "", "", false
 		}
 		if r == 0 {
 			break
@@ -346,12 +364,12 @@ func headFSVersion(p string) (string, bool) {
 	if !whole {
 		head = head[:bytes.LastIndexByte(head, '\n')+1]
 	}
-	if v, ok := firstSnapshotVersion(head); ok || whole {
-		return v, ok
+	if v, st, ok := firstSnapshotVersion(head); ok || whole {
+		return v, st, ok
 	}
 	rest, err := archive.ReadFd(fd, 0)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	return firstSnapshotVersion(append(buf[:n:n], rest...))
 }
@@ -362,8 +380,8 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, headBytes); return 
 
 // firstSnapshotVersion finds the first Snapshot record among the lines of
 // data, by ParseIndex's rules, and returns its fs_version ("" for a bare
-// URL or id line).
-func firstSnapshotVersion(data []byte) (string, bool) {
+// URL or id line) and status.
+func firstSnapshotVersion(data []byte) (string, string, bool) {
 	for len(data) > 0 {
 		var line []byte
 		line, data, _ = bytes.Cut(data, []byte{'\n'})
@@ -372,9 +390,9 @@ func firstSnapshotVersion(data []byte) (string, bool) {
 		}
 		obj, err := archive.ParseObject(bytes.TrimSpace(line))
 		if err != nil {
-			return "", true // a bare URL or id line
+			return "", "", true // a bare URL or id line
 		}
-		return obj.String("fs_version"), true
+		return obj.String("fs_version"), obj.String("status"), true
 	}
-	return "", false
+	return "", "", false
 }

@@ -111,7 +111,10 @@ func (s *scanner) rowItem(r *dbRow, f *folder, source string) Item {
 		Timestamp: r.Timestamp,
 		Depth:     r.Depth,
 		Notes:     r.Notes,
-		Status:    "sealed",
+		// ArchiveBox's migration of a 0.4-0.8 database seals every row,
+		// whatever status a 0.8 row had (formats spec §4.6, §7.29; its
+		// test_migration_preserves_08_timestamp_meanings asserts sealed).
+		Status: "sealed",
 	}
 	switch s.db.Version {
 	case DB08, DB09:
@@ -120,7 +123,10 @@ func (s *scanner) rowItem(r *dbRow, f *folder, source string) Item {
 			snap.BookmarkedAt = legacyBookmarkedAt(r.Timestamp, r.CreatedAt, s.now)
 		}
 		snap.CreatedAt = firstTime(r.CreatedAt, r.Added, snap.BookmarkedAt)
-		snap.Status = snapshotStatus(r.Status)
+		if s.db.Version == DB09 {
+			// A 0.9 row keeps its lifecycle (formats spec §7.29).
+			snap.Status = snapshotStatus(r.Status)
+		}
 	default:
 		snap.BookmarkedAt = legacyBookmarkedAt(r.Timestamp, r.Added, s.now)
 		snap.CreatedAt = firstTime(r.Added, snap.BookmarkedAt)

@@ -78,7 +78,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			}
 		}
 	}
-	compact, err := staleCompact(ctx, c.Dir, indexed, opts.Workers)
+	compact, open, err := staleCompact(ctx, c.Dir, indexed, opts.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +129,7 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			s.dashedFolder(f, s.compact[path.Base(f.rel)])
 		}
 	}
+	var reseal []*dbRow
 	if ldb != nil {
 		for _, r := range ldb.Rows {
 			if s.claimed[r.ID] || (opts.Resume != "" && r.Timestamp > opts.Resume) || s.skippedTS[r.Timestamp] {
@@ -141,6 +142,10 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 				continue
 			}
 			if d, ok := s.compact[r.ID]; ok {
+				if d.hasIndex && open[r.ID] && ldb.Version != DB09 {
+					reseal = append(reseal, r)
+					continue
+				}
 				if d.hasIndex {
 					continue // already current
 				}
@@ -149,6 +154,9 @@ func Scan(ctx context.Context, c *archive.Collection, opts ScanOptions) (*Invent
 			}
 			s.addItem(s.rowItem(r, nil, ""))
 		}
+	}
+	if err := s.resealRows(ctx, reseal); err != nil {
+		return nil, err
 	}
 	var unindexed []*folder
 	for id, d := range s.compact {
@@ -209,10 +217,12 @@ type scanner struct {
 	crawls      map[string]*Crawl
 	crawlOrder  []*Crawl
 	auto        *Crawl
-	autoRows    []*dbRow
 	orphan      *Crawl
 	orphanURLs  map[string]bool
 	orphanLines []string
+	// orphanEarlier: the urls lines of the orphan crawl's record as an
+	// earlier run wrote it.
+	orphanEarlier []string
 }
 
 // currentSnap is the identity of a snapshot already in the current layout.
@@ -375,6 +385,32 @@ func (s *scanner) dashedFolder(f *folder, d currentDir) {
 		it.Crawl = c
 	}
 	s.addItem(it)
+}
+
+// resealRows gives an item to each row of a 0.4-0.8 database whose
+// current folder says it is open: migrated by a folio that kept the
+// database's queued status, which ArchiveBox's migration replaces with
+// sealed (formats spec §4.6). The item rewrites the folder's index.jsonl
+// from the row and the folder's own records, sealed, as the migration
+// would have written it; nothing else in the folder changes. The legacy
+// database is what tells such a snapshot from one a folio add left
+// queued: its id is a row's.
+func (s *scanner) resealRows(ctx context.Context, rows []*dbRow) error {
+	fs := make([]*folder, len(rows))
+	for i, r := range rows {
+		d := s.compact[r.ID]
+		fs[i] = &folder{name: path.Base(d.rel), rel: d.rel}
+	}
+	if err := readFolders(ctx, s.c.Dir, fs, s.opts.Workers, archive.Discard); err != nil {
+		return err
+	}
+	for i, r := range rows {
+		if fs[i].err != nil || !fs[i].hasSnap {
+			continue // current as it is; reindex and verify report it
+		}
+		s.addItem(s.rowItem(r, fs[i], fs[i].rel))
+	}
+	return nil
 }
 
 func (s *scanner) addItem(it Item) {

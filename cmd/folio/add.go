@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +62,10 @@ line and the others are added. Exit 3 when some plugin failed or some URL was
 refused (each failure is
 recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
-'folio add --resume' captures them. After a kill, the next add removes the temp
+'folio add --resume' captures them (never the snapshots of a legacy
+index.sqlite3: those were migrated, not added). Every snapshot's index.jsonl
+holds the run's Crawl record (ArchiveBox's shape: urls, label, tags, depth,
+creator) after its Snapshot record. After a kill, the next add removes the temp
 files and half-made snapshot folders it left (in the folders it noted in
 .folio/add.touched) and the Chromium profiles folio-chromium-* it left in
 $TMPDIR (those whose lock no living folio holds).`,
@@ -103,6 +109,7 @@ $TMPDIR (those whose lock no living folio holds).`,
 				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
 			}
 			opts.Sources = sources
+			opts.CrawlLabel = crawlLabel(time.Now())
 			if opts.Fault, err = envFault(); err != nil {
 				return err
 			}
@@ -145,6 +152,18 @@ $TMPDIR (those whose lock no living folio holds).`,
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")
 	f.IntVar(&timeout, "timeout", 0, "TIMEOUT in seconds for plugins without their own <PLUGIN>_TIMEOUT")
 	return cmd
+}
+
+// crawlLabel is the label ArchiveBox's add gives its crawl:
+// "user@host $ cmd [ts]".
+func crawlLabel(now time.Time) string {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); name == "" && err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	cmd := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	return fmt.Sprintf("%s@%s $ %s [%s]", name, host, strings.Join(cmd, " "), now.UTC().Format("2006-01-02 15:04:05"))
 }
 
 func validParser(name string) bool {
