@@ -191,7 +191,7 @@ type detailView struct {
 	URL, Saved, Status, StatusLabel, Size                 string
 	State                                                 string // the state the pill shows (see stateOf)
 	Empty                                                 string // what the page says in place of a preview
-	Linkable                                              bool // URL is http(s): a link, else plain text
+	Linkable                                              bool   // URL is http(s): a link, else plain text
 	Tags                                                  []string
 	Favicon, FaviconFallbacks                             string
 	Preview                                               *previewView
