@@ -289,7 +289,8 @@ func TestAddRecordsFailures(t *testing.T) {
 	if s := byURL(snaps, urls[3]); len(s) != 1 || s[0].results["screenshot"].Status != "succeeded" {
 		t.Errorf("the good page beside the bad ones: %+v", s)
 	}
-	if !strings.Contains(out, "With failures:     3") {
+	// Nothing of the three bad pages was kept: they failed, not partial.
+	if !strings.Contains(out, "3 snapshots failed (nothing archived)") || !strings.Contains(out, "Failed:            3\n") || !strings.Contains(out, "Partial:           0\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 }
