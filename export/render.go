@@ -497,12 +497,13 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 	if r.Outputs != 1 {
 		b.WriteString("s")
 	}
+	b.WriteString("</small>")
 	if r.Failures > 0 {
-		b.WriteString(", ")
+		b.WriteString("<small class=\"failures\">")
 		writeInt(b, r.Failures)
-		b.WriteString(" failed")
+		b.WriteString(" failed</small>")
 	}
-	b.WriteString("</small></td>\n</tr>\n")
+	b.WriteString("</td>\n</tr>\n")
 }
 
 func renderPager(b *bytes.Buffer, v *rootView) {

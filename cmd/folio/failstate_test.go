@@ -74,7 +74,7 @@ func TestUnreachableCaptureShowsFailed(t *testing.T) {
 	}
 	root := string(mustRead(t, filepath.Join(dir, "index.html")))
 	if !strings.Contains(root, `<span class="status-pill status-failed">failed</span>`) || strings.Contains(root, ">archived</span>") ||
-		!strings.Contains(root, "1 output, 9 failed") {
+		!strings.Contains(root, `1 output</small><small class="failures">9 failed</small>`) {
 		t.Errorf("root page row:\n%s", between(root, `<tr class="snapshot-row`, "</tr>"))
 	}
 	snaps := snapshots(t, dir)
@@ -154,7 +154,7 @@ func TestPartialCaptureShowsPartial(t *testing.T) {
 		t.Fatalf("export: %s", stderr)
 	}
 	root := string(mustRead(t, filepath.Join(dir, "index.html")))
-	if strings.Count(root, `<span class="status-pill status-partial">partial</span>`) != 2 || !strings.Contains(root, "1 failed</small>") {
+	if strings.Count(root, `<span class="status-pill status-partial">partial</span>`) != 2 || !strings.Contains(root, `<small class="failures">1 failed</small>`) {
 		t.Errorf("root page:\n%s", between(root, `<tr class="snapshot-row`, "</tr>"))
 	}
 	page := string(mustRead(t, filepath.Join(snapshots(t, dir)[0].dir, "index.html")))
