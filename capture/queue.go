@@ -261,7 +261,7 @@ func (r *run) children(parent *snapshot, links []string) []*snapshot {
 	var items []input.Item
 	r.mu.Lock()
 	for _, l := range links {
-		u, err := input.Validate(l)
+		u, err := input.ValidateWeb(l)
 		if err != nil || r.seen[u] {
 			continue
 		}
