@@ -17,8 +17,8 @@ const (
 	// plugin's latest result failed.
 	StatePartial = "partial"
 	// StateFailed: finished with results, none of them content: every
-	// capture method failed (or found nothing), and only bookkeeping such
-	// as hashes succeeded.
+	// capture method that ran failed (or found nothing), and only
+	// bookkeeping such as hashes succeeded.
 	StateFailed = "failed"
 )
 
@@ -73,16 +73,19 @@ func (t *Tally) count(status string) int {
 }
 
 // State is the state of a snapshot with this lifecycle status and the
-// tallied results. A sealed snapshot without any result (a migrated
-// folder whose index never listed one) is archived, as ArchiveBox says;
-// a record without a status and without results has no state ("").
+// tallied results. A sealed snapshot without any result of a capture
+// method (a migrated folder whose index never listed one, or a run of
+// bookkeeping plugins alone) is archived, as ArchiveBox says: there is no
+// failure to show; a record without a status and without results has no
+// state ("").
 func (t *Tally) State(status string) string {
 	switch status {
 	case "queued", "started", "paused", "backoff":
 		return status
 	}
-	content, failed := false, false
+	content, captured, failed := false, false, false
 	for k, s := range t.latest {
+		captured = captured || !Bookkeeping(k[0])
 		content = content || s == StatusSucceeded && !Bookkeeping(k[0])
 		failed = failed || s == StatusFailed
 	}
@@ -91,7 +94,7 @@ func (t *Tally) State(status string) string {
 		return StatePartial
 	case content:
 		return StateArchived
-	case len(t.latest) > 0 && (status == "sealed" || status == ""):
+	case (captured || failed) && (status == "sealed" || status == ""):
 		return StateFailed
 	case status == "sealed":
 		return StateArchived

@@ -16,7 +16,8 @@ func TestState(t *testing.T) {
 		failures     int
 	}{
 		{"all failed but hashes", "sealed", []r{{"screenshot", "h51", "failed"}, {"dom", "h53", "failed"}, {"hashes", "h93", "succeeded"}}, archive.StateFailed, 1, 2},
-		{"bookkeeping only", "sealed", []r{{"chrome", "h00", "succeeded"}, {"search_backend_sqlite", "", "succeeded"}, {"hashes", "", "succeeded"}}, archive.StateFailed, 3, 0},
+		{"bookkeeping only", "sealed", []r{{"chrome", "h00", "succeeded"}, {"search_backend_sqlite", "", "succeeded"}, {"hashes", "", "succeeded"}}, archive.StateArchived, 3, 0},
+		{"bookkeeping failed alone", "sealed", []r{{"hashes", "", "failed"}}, archive.StateFailed, 0, 1},
 		{"nothing found", "sealed", []r{{"favicon", "", "noresults"}, {"staticfile", "", "skipped"}}, archive.StateFailed, 0, 0},
 		{"content", "sealed", []r{{"screenshot", "", "succeeded"}, {"hashes", "", "succeeded"}, {"favicon", "", "noresults"}}, archive.StateArchived, 2, 0},
 		{"content and a failure", "sealed", []r{{"title", "", "succeeded"}, {"pdf", "", "failed"}}, archive.StatePartial, 1, 1},

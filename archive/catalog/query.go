@@ -71,7 +71,7 @@ func StatusMeanings() []string {
 		"sealed (capture finished: archived, partial and failed together)",
 		"archived (finished, some content kept, no plugin failed)",
 		"partial (finished, some content kept, some plugin failed)",
-		"failed (finished, nothing kept: every capture method failed or found nothing; only bookkeeping such as hashes succeeded)",
+		"failed (finished, nothing kept: every capture method that ran failed or found nothing; only bookkeeping such as hashes succeeded)",
 	}
 }
 

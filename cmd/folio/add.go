@@ -61,7 +61,7 @@ archive/users/ that is a symlink (which no reader follows) is refused with one
 line and the others are added.
 
 The summary counts each sealed snapshot by its state: failed when nothing of
-the page was archived (every capture method failed, only bookkeeping such as
+the page was archived (every capture method that ran failed, only bookkeeping such as
 hashes succeeded), partial when some content was archived and some plugin
 failed; 'folio update --status failed' (or partial) runs them again. Exit 3
 when some snapshot failed or is partial, or some URL was refused (each failure

@@ -57,7 +57,7 @@ next.
 A snapshot's state is its status read with its results: queued, started and
 paused as they are; once finished (sealed), archived (some content kept, no
 plugin failed), partial (some content kept, some plugin failed) or failed
-(nothing kept: every capture method failed or found nothing, only bookkeeping
+(nothing kept: every capture method that ran failed or found nothing, only bookkeeping
 such as hashes succeeded). 'folio list --status failed' lists the failed ones,
 'folio update --status failed' captures them again.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
