@@ -324,19 +324,13 @@ func TestAddDepthOne(t *testing.T) {
 func TestAddHooks(t *testing.T) {
 	srv := fixtureServer(t)
 	dir := newCollection(t)
-	hookDir := filepath.Join(dir, "custom_plugins", "wordcount")
-	if err := os.MkdirAll(hookDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	hook := `#!/bin/sh
 # Counts the words of the page's text, which htmltotext wrote before.
 words=$(wc -w < "$SNAP_DIR/htmltotext/htmltotext.txt")
 echo "$words" > words.txt
 echo '{"type":"ArchiveResult","status":"succeeded","output_str":"wordcount/words.txt"}'
 `
-	if err := os.WriteFile(filepath.Join(hookDir, "on_Snapshot__80_wordcount.sh"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeHook(t, dir, "wordcount", "on_Snapshot__80_wordcount.sh", hook)
 	_, stderr, code := runFolio(t, "add", "-D", dir, "--plugins", "htmltotext,wordcount", srv.URL+"/index.html")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

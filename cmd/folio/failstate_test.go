@@ -122,14 +122,8 @@ func between(s, start, end string) string {
 func TestPartialCaptureShowsPartial(t *testing.T) {
 	srv := fixtureServer(t)
 	dir := newCollection(t)
-	hookDir := filepath.Join(dir, "custom_plugins", "refuser")
-	if err := os.MkdirAll(hookDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	hook := "#!/bin/sh\necho '{\"type\":\"ArchiveResult\",\"status\":\"failed\",\"output_str\":\"the service said no\"}'\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(hookDir, "on_Snapshot__80_refuser.sh"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeHook(t, dir, "refuser", "on_Snapshot__80_refuser.sh",
+		"#!/bin/sh\necho '{\"type\":\"ArchiveResult\",\"status\":\"failed\",\"output_str\":\"the service said no\"}'\nexit 1\n")
 	out, stderr, code := runFolio(t, "add", "-D", dir, "--plugins", "dom,refuser", srv.URL+"/index.html", srv.URL+"/about.html")
 	if code != 3 || !strings.Contains(out, "[X] Add finished: 2 snapshots partial (archived, some plugin failed)\n") ||
 		!strings.Contains(out, "Failed:            0\n") || !strings.Contains(out, "Partial:           2\n") ||
@@ -182,18 +176,12 @@ func TestAddFileURL(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("not for the archive\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hookDir := filepath.Join(dir, "custom_plugins", "subtitles")
-	if err := os.MkdirAll(hookDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	// (.log files are hook logs, which output_files leaves out; the
 	// archive package's table test has .log.)
 	names := []string{"a.vtt", "a.srt", "a.m3u8", "a.tgz", "a.wacz", "a.xml", "a.epub"}
 	hook := "#!/bin/sh\nfor f in " + strings.Join(names, " ") + "; do echo x > $f; done\n" +
 		`echo '{"type":"ArchiveResult","status":"succeeded","output_str":"subtitles/a.vtt"}'` + "\n"
-	if err := os.WriteFile(filepath.Join(hookDir, "on_Snapshot__80_subtitles.sh"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeHook(t, dir, "subtitles", "on_Snapshot__80_subtitles.sh", hook)
 	url := "file://" + strings.ReplaceAll(page, " ", "%20")
 	out, stderr, code := runFolio(t, "add", "-D", dir, "--depth", "1", "--plugins", "title,dom,screenshot,subtitles,hashes", url)
 	if code != 0 {
@@ -232,5 +220,18 @@ func TestAddFileURL(t *testing.T) {
 	}
 	if out, _, _ := runFolio(t, "list", "-D", dir, "--status", "archived", "--csv", "url"); !strings.Contains(out, url) {
 		t.Errorf("list --status archived:\n%s", out)
+	}
+}
+
+// writeHook installs an executable ArchiveBox hook for plugin in the
+// collection's custom_plugins folder.
+func writeHook(t *testing.T, dir, plugin, name, script string) {
+	t.Helper()
+	hookDir := filepath.Join(dir, "custom_plugins", plugin)
+	if err := os.MkdirAll(hookDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hookDir, name), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
