@@ -114,6 +114,12 @@ func FuzzDecodeLine(f *testing.F) {
 			want.Problem = refLineProblem(trimmed)
 		} else if trimmed[0] == '{' {
 			want.Status = refStr(obj, "status")
+			if kind == TypeArchiveResult {
+				if want.Plugin = refStr(obj, "plugin"); want.Plugin == "" {
+					want.Plugin = refStr(obj, "extractor")
+				}
+				want.Hook = refStr(obj, "hook_name")
+			}
 		}
 		if info != want {
 			t.Fatalf("ClassifyLine %+v, old decoder %+v", info, want)

@@ -60,10 +60,14 @@ type LineInfo struct {
 	Kind    string // the record type; "" when the line is not a record
 	Status  string // the "status" string of a JSON record
 	Problem string // why a line that is neither blank nor a comment is not a record
+	// Plugin and Hook name an ArchiveResult's capture method: its
+	// "plugin" (else the legacy "extractor") and "hook_name".
+	Plugin, Hook string
 }
 
 // ClassifyLine reads one line of index.jsonl (without its "\n") by the
-// rules of ParseIndex, decoding no more of it than its type and status.
+// rules of ParseIndex, decoding no more of it than its type, status and,
+// for an ArchiveResult, plugin and hook.
 func ClassifyLine(line []byte) LineInfo {
 	info, _ := classify(bytes.TrimSpace(line))
 	return info
@@ -119,6 +123,12 @@ func classify(t []byte) (info LineInfo, bare Object) {
 		}
 		if r.status != nil {
 			info.Status = shortString(r.status)
+		}
+		if info.Kind == TypeArchiveResult {
+			if info.Plugin = shortString(r.plugin); info.Plugin == "" {
+				info.Plugin = shortString(r.extractor)
+			}
+			info.Hook = shortString(r.hookName)
 		}
 		return info, nil
 	case bytes.HasPrefix(t, []byte("http://")), bytes.HasPrefix(t, []byte("https://")), bytes.HasPrefix(t, []byte("file://")):

@@ -90,7 +90,8 @@ type Stats struct {
 	Resumed    int // snapshots of earlier runs taken up again
 	Updated    int // existing snapshots whose plugins ran again (update, add --update)
 	Sealed     int // snapshots captured to the end
-	Failed     int // sealed snapshots with at least one failed plugin
+	Failed     int // snapshots that archived nothing (state failed) or could not be captured
+	Partial    int // sealed snapshots with some content and a failed plugin (state partial)
 	Queued     int // snapshots left queued (index-only, or interrupted)
 	SourceFile string
 	CrawlDir   string
@@ -247,8 +248,8 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 	if err := r.reindex(); err != nil && runErr == nil {
 		runErr = err
 	}
-	if runErr == nil && r.st.Failed > 0 {
-		runErr = fmt.Errorf("%d of %d snapshots have a failed plugin: %w", r.st.Failed, r.st.Sealed, archive.ErrPartial)
+	if runErr == nil && r.st.Failed+r.st.Partial > 0 {
+		runErr = fmt.Errorf("%s: %w", r.st.failures(), archive.ErrPartial)
 	}
 	if runErr == nil && r.st.Refused > 0 {
 		runErr = fmt.Errorf("%d URLs could not be given a folder: %w", r.st.Refused, archive.ErrPartial)

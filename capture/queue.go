@@ -167,12 +167,8 @@ func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
 	}
 	job := &plugins.Job{URL: s.rec.URL, Dir: s.abs(), SnapshotID: s.rec.ID, Depth: s.rec.Depth}
 	withLinks := s.rec.Depth < r.opts.Depth
-	var first *archive.Result
 	err = r.runner.Capture(ctx, job, withLinks, func(res archive.Result) error {
 		r.count(res)
-		if res.Status == plugins.Failed && first == nil {
-			first = &res
-		}
 		if err := s.addResult(res); err != nil {
 			return err
 		}
@@ -215,16 +211,44 @@ func (r *run) captureOne(ctx context.Context, s *snapshot) []*snapshot {
 	r.mu.Lock()
 	r.st.Sealed++
 	r.mu.Unlock()
-	if first != nil {
-		r.fail(s, first.Plugin, first.OutputStr)
-	}
+	r.judge(s)
 	if !withLinks {
 		return nil
 	}
 	return r.children(s, job.Links)
 }
 
-// fail reports a snapshot with a failure, as it happens.
+// judge counts a sealed snapshot by its state (its results of this run
+// and of earlier ones, for --resume) and names its first standing
+// failure: a failed snapshot archived nothing, a partial one kept some
+// content.
+func (r *run) judge(s *snapshot) {
+	s.mu.Lock()
+	results := archive.Standing(s.ix.Results())
+	state := archive.StateOf(s.rec, results)
+	s.mu.Unlock()
+	var first *archive.Result
+	for i := range results {
+		if archive.NormalizeStatus(results[i].Status) == archive.StatusFailed {
+			first = &results[i]
+			break
+		}
+	}
+	switch {
+	case state == archive.StateFailed && first != nil:
+		r.fail(s, "", fmt.Sprintf("nothing archived (%s failed: %s)", first.Plugin, first.OutputStr))
+	case state == archive.StateFailed:
+		r.fail(s, "", "nothing archived: no capture method found anything")
+	case state == archive.StatePartial:
+		r.p.Warnf("%s: %s failed: %s (%s)", s.rec.URL, first.Plugin, first.OutputStr, s.dir)
+		r.mu.Lock()
+		r.st.Partial++
+		r.mu.Unlock()
+	}
+}
+
+// fail reports a snapshot that failed (archived nothing, or could not
+// be captured), as it happens.
 func (r *run) fail(s *snapshot, plugin, reason string) {
 	if plugin != "" {
 		r.p.Warnf("%s: %s failed: %s (%s)", s.rec.URL, plugin, reason, s.dir)
@@ -242,7 +266,7 @@ func (r *run) children(parent *snapshot, links []string) []*snapshot {
 	var items []input.Item
 	r.mu.Lock()
 	for _, l := range links {
-		u, err := input.Validate(l)
+		u, err := input.ValidateWeb(l)
 		if err != nil || r.seen[u] {
 			continue
 		}

@@ -12,6 +12,26 @@ import (
 	"github.com/folio-archive/folio/plugins"
 )
 
+// failures says how many snapshots failed and how many are partial.
+func (s *Stats) failures() string {
+	var parts []string
+	if s.Failed > 0 {
+		parts = append(parts, plural(s.Failed, "snapshot")+" failed (nothing archived)")
+	}
+	if s.Partial > 0 {
+		parts = append(parts, plural(s.Partial, "snapshot")+" partial (archived, some plugin failed)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural says "1 snapshot" or "3 snapshots".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // WriteTable writes the run's summary: what was added, and per plugin how
 // many results of each status.
 func (s *Stats) WriteTable(w io.Writer, err error) error {
@@ -21,10 +41,10 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 		b.WriteString("[√] Add complete\n")
 	case errors.Is(err, context.Canceled):
 		b.WriteString("[!] Add interrupted: finished snapshots are sealed, the rest wait for 'folio add --resume'\n")
-	case errors.Is(err, archive.ErrPartial) && s.Failed == 0:
-		fmt.Fprintf(&b, "[X] Add finished: %d URLs could not be given a folder\n", s.Refused)
+	case errors.Is(err, archive.ErrPartial) && s.Failed+s.Partial == 0:
+		fmt.Fprintf(&b, "[X] Add finished: %s could not be given a folder\n", plural(s.Refused, "URL"))
 	case errors.Is(err, archive.ErrPartial):
-		fmt.Fprintf(&b, "[X] Add finished: %d snapshots have a failed plugin\n", s.Failed)
+		fmt.Fprintf(&b, "[X] Add finished: %s\n", s.failures())
 	default:
 		b.WriteString("[X] Add stopped by an error\n")
 	}
@@ -40,7 +60,8 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 		row("Updated", s.Updated)
 	}
 	row("Sealed", s.Sealed)
-	row("With failures", s.Failed)
+	row("Failed", s.Failed)
+	row("Partial", s.Partial)
 	if s.Queued > 0 {
 		row("Left queued", s.Queued)
 	}
@@ -52,6 +73,12 @@ func (s *Stats) WriteTable(w io.Writer, err error) error {
 	}
 	if s.SourceFile != "" {
 		row("Input kept in", s.SourceFile)
+	}
+	switch {
+	case s.Failed > 0:
+		row("Retry with", "folio update --status failed")
+	case s.Partial > 0:
+		row("Retry with", "folio update --status partial")
 	}
 	writePluginTable(&b, s.Results)
 	_, werr := io.WriteString(w, b.String())

@@ -40,7 +40,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	}
 	*row = s.row(it, &snap, results, f, outs, from)
 	*sr = shardRow{relHref("", it.Dir+"/"+RootPage)[2:], row.Title, snap.URL, archive.TagString(snap.Tags),
-		row.Status, row.Date + " " + row.Time, row.Size, row.StatusLabel}
+		row.State, row.Date + " " + row.Time, row.Size, row.StatusLabel}
 	return ss, nil
 }
 
@@ -189,14 +189,16 @@ type detailView struct {
 	CSP, Site, RootHref, ManifestHref, SiteTitle, Version string
 	Title, TabTitle                                       string // the page's heading and its <title>, cut
 	URL, Saved, Status, StatusLabel, Size                 string
-	Linkable                                              bool // URL is http(s): a link, else plain text
+	State                                                 string // the state the pill shows (see stateOf)
+	Empty                                                 string // what the page says in place of a preview
+	Linkable                                              bool   // URL is http(s): a link, else plain text
 	Tags                                                  []string
 	Favicon, FaviconFallbacks                             string
 	Preview                                               *previewView
 	Cards                                                 []cardView
 	Media                                                 []mediaView
 	Downloads                                             []fileView // WARC and WACZ files
-	Failed                                                []string
+	Failed                                                []failedView
 	Notes                                                 template.HTML
 	Related                                               []relatedYear
 }
@@ -212,21 +214,64 @@ func kindOf(p string) string {
 	return "file"
 }
 
-func statusLabel(status string, hasOutputs bool) string {
-	if hasOutputs {
-		return "archived"
+// failedView is a failed capture method and why it failed (its result's
+// output_str).
+type failedView struct{ Plugin, Reason string }
+
+// String is the plugin: what a template written for the plain list of
+// names prints.
+func (f failedView) String() string { return f.Plugin }
+
+// maxReason is how much of a failure's reason a page shows.
+const maxReason = 500
+
+// failures lists the results that stand failed (a failure a later retry
+// replaced is gone), once per plugin and reason.
+func failures(results []archive.Result) []failedView {
+	var out []failedView
+	seen := map[failedView]bool{}
+	for _, r := range archive.Standing(results) {
+		if archive.NormalizeStatus(r.Status) != archive.StatusFailed || r.Plugin == "" {
+			continue
+		}
+		f := failedView{Plugin: r.Plugin, Reason: cutTitle(strings.TrimSpace(r.OutputStr), maxReason)}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
 	}
-	switch status {
-	case "queued":
-		return "queued"
+	return out
+}
+
+// stateOf is the state a page shows for a snapshot, as a class name and
+// the words of its pill: the catalog's state (the status read with the
+// results: archived, partial, failed, queued...); for a record with
+// neither status nor results (an old index.json), archived when outputs
+// were found in its folder, as ArchiveBox decides.
+func stateOf(state string, hasOutputs bool) (class, label string) {
+	switch state {
+	case archive.StateArchived, archive.StatePartial, archive.StateFailed, "queued", "paused":
+		return state, state
 	case "started":
-		return "running"
-	case "paused":
-		return "paused"
-	case "sealed":
-		return "archived"
+		return state, "running"
+	case "backoff":
+		return state, "waiting to retry"
 	}
-	return "not yet archived"
+	if hasOutputs {
+		return archive.StateArchived, "archived"
+	}
+	if state == "" {
+		state = "unknown"
+	}
+	return state, "not yet archived"
+}
+
+// emptyPreview is what a page without a preview says in its place.
+func emptyPreview(state, label string) string {
+	if state == archive.StateFailed {
+		return "failed: nothing was archived; why each capture method failed is listed under Failed."
+	}
+	return label + ": nothing captured yet."
 }
 
 func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, related []relatedYear) error {
@@ -243,9 +288,10 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		CSP: CSP, Site: strings.TrimSuffix(relHref(dir, SiteDir+"/x"), "x"), RootHref: relHref(dir, RootPage),
 		ManifestHref: "./" + archive.IndexFile, SiteTitle: s.opts.Title, Version: s.opts.Version,
 		Title: cutTitle(title, headingTitle), TabTitle: cutTitle(title, tooltipTitle), URL: snap.URL, Linkable: webURL(snap.URL), Saved: t.Format("2006-01-02 15:04:05") + " UTC",
-		Status: snap.Status, StatusLabel: statusLabel(snap.Status, len(outs) > 0), Size: "—",
-		Tags: archive.NormalizeTags(snap.Tags),
+		Status: snap.Status, Size: "—", Tags: archive.NormalizeTags(snap.Tags),
 	}
+	v.State, v.StatusLabel = stateOf(it.State, len(outs) > 0)
+	v.Empty = emptyPreview(v.State, v.StatusLabel)
 	if v.Status == "" {
 		v.Status = "unknown"
 	}
@@ -278,13 +324,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		}
 		v.Media = append(v.Media, mediaView{Type: typ, Href: m.Ref.From(dir), Name: m.Name, Size: fileSize(m.Ref.Size), Playable: m.Playable})
 	}
-	seenFailed := map[string]bool{}
-	for _, r := range results {
-		if archive.NormalizeStatus(r.Status) == archive.StatusFailed && r.Plugin != "" && !seenFailed[r.Plugin] {
-			seenFailed[r.Plugin] = true
-			v.Failed = append(v.Failed, r.Plugin)
-		}
-	}
+	v.Failed = failures(results)
 	if snap.Notes != "" {
 		var b bytes.Buffer
 		if err := s.md.Convert([]byte(snap.Notes), &b); err == nil {

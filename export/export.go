@@ -370,6 +370,7 @@ type item struct {
 	TextStamp   string
 	NumOutputs  int
 	NumFailures int
+	State       string // catalog.Entry.State
 	own, fp     uint64 // ownFP and fingerprint
 	dh          uint64 // hashString(Dir), set by pass 1
 	archived    bool   // the manifest's is_archived
@@ -379,7 +380,7 @@ type item struct {
 
 func itemOf(e catalog.Entry) item {
 	return item{Dir: e.Dir, IndexFile: e.IndexFile, Snapshot: e.Snapshot, IndexSize: e.IndexSize,
-		IndexMTime: e.IndexMTime, TextStamp: e.TextStamp, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, sort: catalog.SortTime(e.Snapshot)}
+		IndexMTime: e.IndexMTime, TextStamp: e.TextStamp, NumOutputs: e.NumOutputs, NumFailures: e.NumFailures, State: e.State, sort: catalog.SortTime(e.Snapshot)}
 }
 
 // memberSig is what a capture shows on the pages of the other captures

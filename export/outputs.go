@@ -344,7 +344,7 @@ func preview(outs []output) *output {
 	}
 	o := ordered(outs)
 	for i := range o {
-		if o[i].Ref.Size > 0 && !hiddenCards[o[i].Plugin] {
+		if o[i].Ref.Size > 0 && !hiddenCards[o[i].Plugin] && !archive.Bookkeeping(o[i].Plugin) {
 			return &o[i]
 		}
 	}

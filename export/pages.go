@@ -181,7 +181,8 @@ func pending(status string) bool {
 type iconView struct{ Href, Plugin, Icon string }
 
 type rowView struct {
-	Status, StatusLabel            string // the record's status, and the words the pages show for it
+	Status, StatusLabel            string // the record's status, and the words the pages show for its state
+	State                          string // the state the pill shows (see stateOf)
 	Href, Saved, Date, Time, Epoch string
 	Pending                        bool
 	Preview, PreviewFallbacks      string
@@ -191,7 +192,7 @@ type rowView struct {
 	Tags                           []string
 	Icons                          []iconView
 	SizeHref, Size                 string
-	Outputs                        int
+	Outputs, Failures              int
 }
 
 func candidates(f *files, from string, rels ...string) (first, rest string) {
@@ -224,8 +225,9 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 		Pending: pending(snap.Status), Title: cutTitle(title, rowTitle), URL: snap.URL,
 		Linkable: webURL(snap.URL),
 		Tags:     archive.NormalizeTags(snap.Tags), SizeHref: relHref(from, it.Dir+"/"+archive.IndexFile),
-		Outputs: it.NumOutputs, StatusLabel: statusLabel(snap.Status, len(outs) > 0),
+		Outputs: it.NumOutputs, Failures: it.NumFailures,
 	}
+	r.State, r.StatusLabel = stateOf(it.State, len(outs) > 0)
 	if r.Title != title {
 		r.FullTitle = cutTitle(title, tooltipTitle) // the tooltip of a shortened title
 	}

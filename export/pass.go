@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
 )
 
@@ -237,12 +238,19 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	return true, s.writeDeferred(ctx)
 }
 
-// isArchived is the manifest's is_archived of e: sealed, with outputs,
-// or with one of archivedMarkers in its folder, which is looked for only
-// when its index changed since the previous export (prev).
+// isArchived is the manifest's is_archived of e: true in the archived
+// and partial states, false in the failed one (ArchiveBox would say true
+// for any sealed snapshot; folio does not call a capture that kept
+// nothing archived); otherwise with outputs, or with one of
+// archivedMarkers in its folder, which is looked for only when its index
+// changed since the previous export (prev).
 func (s *site) isArchived(e *catalog.Entry, own uint64, prev snapState, hasPrev bool) bool {
 	switch {
-	case e.Snapshot.Status == "sealed" || e.NumOutputs > 0:
+	case e.State == archive.StateArchived || e.State == archive.StatePartial:
+		return true
+	case e.State == archive.StateFailed:
+		return false
+	case e.NumOutputs > 0:
 		return true
 	case hasPrev && prev.Own == own:
 		return prev.Archived

@@ -130,7 +130,7 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 	b.WriteString("</p>\n  <dl class=\"facts\">\n    <dt>Saved</dt><dd><a href=\"./index.html\">")
 	escText(b, v.Saved)
 	b.WriteString("</a></dd>\n    <dt>Status</dt><dd><span class=\"status-pill status-")
-	escText(b, v.Status)
+	escText(b, v.State)
 	b.WriteString("\">")
 	escText(b, v.StatusLabel)
 	b.WriteString("</span></dd>\n    <dt>Size</dt><dd>")
@@ -171,8 +171,8 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 		b.WriteString("\n</section>")
 	} else {
 		b.WriteString("<section class=\"preview empty\"><p class=\"empty-value\">")
-		escText(b, v.StatusLabel)
-		b.WriteString(": nothing captured yet.</p></section>")
+		escText(b, v.Empty)
+		b.WriteString("</p></section>")
 	}
 	b.WriteString("\n")
 	if len(v.Cards) > 0 {
@@ -294,8 +294,14 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 		b.WriteString("<section class=\"failed\"><h2>Failed</h2><ul>")
 		for _, f := range v.Failed {
 			b.WriteString("<li>")
-			escText(b, f)
-			b.WriteString(" (failed)</li>")
+			escText(b, f.Plugin)
+			b.WriteString(" (failed)")
+			if f.Reason != "" {
+				b.WriteString(": <span class=\"failed-reason\">")
+				escText(b, f.Reason)
+				b.WriteString("</span>")
+			}
+			b.WriteString("</li>")
 		}
 		b.WriteString("</ul></section>")
 	}
@@ -466,7 +472,7 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 		b.WriteString("</span>")
 	}
 	b.WriteString("</td>\n<td class=\"snapshot-status\"><span class=\"status-pill status-")
-	escText(b, r.Status)
+	escText(b, r.State)
 	b.WriteString("\">")
 	escText(b, r.StatusLabel)
 	b.WriteString("</span></td>\n<td class=\"snapshot-files-cell\"><span class=\"files-icons\">")
@@ -491,7 +497,13 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 	if r.Outputs != 1 {
 		b.WriteString("s")
 	}
-	b.WriteString("</small></td>\n</tr>\n")
+	b.WriteString("</small>")
+	if r.Failures > 0 {
+		b.WriteString("<small class=\"failures\">")
+		writeInt(b, r.Failures)
+		b.WriteString(" failed</small>")
+	}
+	b.WriteString("</td>\n</tr>\n")
 }
 
 func renderPager(b *bytes.Buffer, v *rootView) {

@@ -51,7 +51,7 @@ func detailViews() []detailView {
 		}
 		v := detailView{CSP: s(0), Site: s(1), RootHref: s(2), ManifestHref: s(3), SiteTitle: s(4), Version: s(5),
 			Title: s(6), URL: s(7), Linkable: i%2 == 0, Saved: s(8), Status: s(9), StatusLabel: s(10), Size: s(11),
-			Favicon: s(12), FaviconFallbacks: s(13)}
+			Favicon: s(12), FaviconFallbacks: s(13), State: s(50), Empty: s(51)}
 		if i%4 != 0 {
 			v.Tags = []string{s(14), s(15)}
 		}
@@ -80,7 +80,7 @@ func detailViews() []detailView {
 				{Type: "audio", Href: s(28), Name: s(29), Size: s(30), Playable: i%4 == 0}, {Type: s(31), Href: s(32), Name: s(33)}}
 		}
 		if i%3 == 0 {
-			v.Failed = []string{s(34), s(35)}
+			v.Failed = []failedView{{Plugin: s(34), Reason: s(35)}, {Plugin: s(35)}}
 		}
 		if i%2 == 1 {
 			v.Notes = template.HTML("<p>" + s(36) + "</p>")
@@ -110,7 +110,8 @@ func rootViews() []rootView {
 		for k := range 3 {
 			r := rowView{Status: s(12 + k), Href: s(13 + k), Saved: s(14 + k), Date: s(15 + k), Time: s(16 + k), Epoch: s(17 + k),
 				Pending: (i+k)%3 == 0, Preview: s(18 + k), PreviewFallbacks: s(19 + k), Favicon: s(20 + k), FaviconFallbacks: s(21 + k),
-				Title: s(22 + k), FullTitle: s(32 + k), URL: s(23 + k), Linkable: (i+k)%2 == 1, SizeHref: s(24 + k), Size: s(25 + k), Outputs: (i + k) % 3, StatusLabel: s(33 + k)}
+				Title: s(22 + k), FullTitle: s(32 + k), URL: s(23 + k), Linkable: (i+k)%2 == 1, SizeHref: s(24 + k), Size: s(25 + k), Outputs: (i + k) % 3, StatusLabel: s(33 + k),
+				State: s(34 + k), Failures: (i + k) % 4}
 			if (i+k)%2 == 0 {
 				r.Tags = []string{s(26 + k), s(27 + k)}
 				r.Icons = []iconView{{Href: s(28 + k), Plugin: s(29 + k), Icon: s(30 + k)}, {Href: s(31), Plugin: "wget", Icon: "globe"}}

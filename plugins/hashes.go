@@ -34,7 +34,7 @@ func (p *Hashes) Run(ctx context.Context, job *Job) Outcome {
 	if _, err := write(job, p.name, "hashes.json", doc); err != nil {
 		return failed("%v", err)
 	}
-	return succeeded(fmt.Sprintf("%.2fMB %s", float64(total)/1e6, root[:12]))
+	return succeeded(fmt.Sprintf("%.1fMB %s", float64(total)/1e6, root[:12]))
 }
 
 // fileEntry is one regular file below a folder.

@@ -224,7 +224,7 @@ func (in *inliner) dataURL(ref string, base *url.URL) string {
 func encodeData(f *fetched, u string) string {
 	ct := f.ContentType
 	if ct == "" || ct == "application/octet-stream" || ct == "text/plain" {
-		if guess := archive.Mimetype(strings.SplitN(u, "?", 2)[0]); guess != "application/octet-stream" {
+		if guess := archive.WebType(strings.SplitN(u, "?", 2)[0]); guess != "application/octet-stream" {
 			ct = guess
 		}
 	}

@@ -9,7 +9,7 @@
 // Tables: snapshots (one row per snapshot folder: the columns queries
 // filter and sort on, the Snapshot record re-encoded in its canonical
 // shape for streaming, the stat of the index file for incremental
-// reindexes, and counts of its ArchiveResult records), search (the FTS5
+// reindexes, its state, and counts of its ArchiveResult records), search (the FTS5
 // index of titles, URLs, tags, notes and capture text), tags (name,
 // snapshot), problems (folders that could not be cataloged, with the
 // stat they had), folders (listings of date folders), removed
@@ -37,7 +37,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the
 // schema or the meaning of a column changes: every older catalog is then
 // rebuilt from the tree.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // Layouts of snapshot folders.
 const (
@@ -75,6 +75,9 @@ var schema = []string{
 		sort_time      INTEGER NOT NULL,
 		depth          INTEGER NOT NULL,
 		status         TEXT NOT NULL,
+		-- The snapshot's state (archive.Tally.State): its status read
+		-- with its results, archived, partial or failed once finished.
+		state          TEXT NOT NULL,
 		fs_version     TEXT NOT NULL,
 		archive_size   INTEGER NOT NULL,
 		notes          TEXT NOT NULL,
@@ -95,6 +98,7 @@ var schema = []string{
 		gen            INTEGER NOT NULL
 	)`,
 	`CREATE INDEX snapshots_time ON snapshots (sort_time, dir)`,
+	`CREATE INDEX snapshots_state ON snapshots (state)`,
 	// Full-text search: one row per snapshot, keyed by the snapshot's
 	// rowid. A plain FTS5 table keeps its own copy of the text in its
 	// shadow tables, out of snapshots, so listing never pages through

@@ -33,8 +33,12 @@ type Entry struct {
 	// (ArchiveBox's Snapshot.to_json, Python JSON style, one line without
 	// "\n"). Callers may stream it without encoding anything.
 	Record      []byte
-	NumOutputs  int // succeeded results
-	NumFailures int // failed results
+	NumOutputs  int // succeeded results (the last of each plugin and hook)
+	NumFailures int // failed results (the last of each plugin and hook)
+	// State is the snapshot's status read with its results
+	// (archive.Tally.State): queued, started, paused, archived, partial,
+	// failed, or "" for a record with neither status nor results.
+	State string
 
 	// With Query.Snippets: words around the match, matched words between
 	// SnippetOpen and SnippetClose, and the match's bm25 score (lower is
@@ -51,9 +55,9 @@ type Entry struct {
 const entryColumns = `s.dir, s.layout, s.user, s.index_file, s.index_size, s.index_mtime, s.id,
 	s.crawl_id, s.url, s.title, s.tags, s.timestamp, s.bookmarked_at, s.created_at, s.depth,
 	s.status, s.fs_version, s.archive_size, s.notes, s.schema_version, s.num_outputs,
-	s.num_failures, s.record, s.text_stamp`
+	s.num_failures, s.record, s.text_stamp, s.state`
 
-const recordColumns = `s.dir, s.layout, s.user, s.index_file, s.url, s.num_outputs, s.num_failures, s.record`
+const recordColumns = `s.dir, s.layout, s.user, s.index_file, s.url, s.num_outputs, s.num_failures, s.record, s.state`
 
 // Each calls fn for every snapshot q selects, in q's order, streaming rows
 // from the catalog: memory does not grow with the collection. An error
@@ -195,9 +199,9 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		dest := []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &e.IndexSize, &mtime, &s.ID,
 			&s.CrawlID, &s.URL, &s.Title, &tags, &s.Timestamp, &bookmarked, &created, &s.Depth,
 			&s.Status, &s.FSVersion, &s.ArchiveSize, &s.Notes, &s.SchemaVersion, &e.NumOutputs,
-			&e.NumFailures, &e.Record, &e.TextStamp}
+			&e.NumFailures, &e.Record, &e.TextStamp, &e.State}
 		if q.RecordOnly {
-			dest = []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &s.URL, &e.NumOutputs, &e.NumFailures, &e.Record}
+			dest = []any{&e.Dir, &e.Layout, &e.User, &e.IndexFile, &s.URL, &e.NumOutputs, &e.NumFailures, &e.Record, &e.State}
 		}
 		if q.Snippets {
 			dest = append(dest, &rowid, &e.Rank)

@@ -25,7 +25,7 @@ var recordFields = []string{"type", "schema_version", "id", "crawl_id", "url", "
 	"output_size", "notes"}
 
 // entryFields are CSV fields that come from the catalog, not the record.
-var entryFields = []string{"dir", "archive_path", "layout", "user", "num_outputs", "num_failures"}
+var entryFields = []string{"dir", "archive_path", "layout", "user", "num_outputs", "num_failures", "state"}
 
 // CSVFields lists the field names a CSV listing accepts.
 func CSVFields() []string { return append(append([]string(nil), recordFields...), entryFields...) }
@@ -173,6 +173,8 @@ func (w *Writer) writeCSV(e Entry) error {
 			w.w.Write(archive.AppendPyString(nil, e.Dir))
 		case "layout":
 			w.w.Write(archive.AppendPyString(nil, e.Layout))
+		case "state":
+			w.w.Write(archive.AppendPyString(nil, e.State))
 		case "user":
 			w.w.Write(archive.AppendPyString(nil, e.User))
 		case "num_outputs":

@@ -55,17 +55,13 @@ func FuzzParseIndex(f *testing.F) {
 		if r.nresults != len(wantResults) {
 			t.Fatalf("%d results, archive %d", r.nresults, len(wantResults))
 		}
-		outputs, failures := 0, 0
+		var want archive.Tally
 		for _, res := range wantResults {
-			switch archive.NormalizeStatus(res.Status) {
-			case archive.StatusSucceeded:
-				outputs++
-			case archive.StatusFailed:
-				failures++
-			}
+			want.Add(res.Plugin, res.HookName, res.Status)
 		}
-		if r.outputs != outputs || r.failures != failures {
-			t.Fatalf("%d outputs, %d failures; archive %d, %d", r.outputs, r.failures, outputs, failures)
+		if r.tally.Outputs() != want.Outputs() || r.tally.Failures() != want.Failures() || r.tally.State(snap.Status) != archive.StateOf(wantSnap, wantResults) {
+			t.Fatalf("%d outputs, %d failures, state %q; archive %d, %d, %q", r.tally.Outputs(), r.tally.Failures(), r.tally.State(snap.Status),
+				want.Outputs(), want.Failures(), archive.StateOf(wantSnap, wantResults))
 		}
 		if r.nresults > 0 {
 			got, _ := archive.ParseIndex(r.results)

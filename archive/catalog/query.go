@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/folio-archive/folio/archive"
 )
 
 // Filter types of Query.FilterType, as ArchiveBox's list --filter-type.
@@ -29,7 +31,7 @@ type Query struct {
 	Patterns   []string // any may match; none means all
 	FilterType string   // how Patterns match; default FilterSubstring
 	Tags       []string // every one must be present
-	Status     string   // snapshot status (queued, started, sealed, paused)
+	Status     string   // a status of Statuses: the record's lifecycle status, or a derived state
 	Before     time.Time
 	After      time.Time // compared with bookmarked_at (else the timestamp), exclusive
 	// Dirs, when not nil, restricts the selection to these snapshot
@@ -46,14 +48,32 @@ type Query struct {
 	Limit       int    // 0 means all
 	WithResults bool   // fill Entry.Results
 	// RecordOnly fills only Dir, Layout, User, IndexFile, Record,
-	// NumOutputs, NumFailures and Snapshot.URL: the fast path for
+	// NumOutputs, NumFailures, State and Snapshot.URL: the fast path for
 	// streaming records.
 	RecordOnly bool
 }
 
-// Statuses are the snapshot statuses ArchiveBox writes. A Query.Status
+// Statuses are the words Query.Status takes: the lifecycle statuses
+// ArchiveBox writes in a Snapshot record, and the states of a finished
+// snapshot (archive.States), which select by Entry.State. A Query.Status
 // outside them must be one some snapshot of the catalog has.
-func Statuses() []string { return []string{"queued", "started", "sealed", "paused", "backoff"} }
+func Statuses() []string {
+	return []string{"queued", "started", "paused", "backoff", "sealed",
+		archive.StateArchived, archive.StatePartial, archive.StateFailed}
+}
+
+// StatusMeanings says what each of Statuses selects, for --help.
+func StatusMeanings() []string {
+	return []string{
+		"queued (waiting to be captured)",
+		"started (being captured, or a capture cut short)",
+		"paused", "backoff (waiting to retry)",
+		"sealed (capture finished: archived, partial and failed together)",
+		"archived (finished, some content kept, no plugin failed)",
+		"partial (finished, some content kept, some plugin failed)",
+		"failed (finished, nothing kept: every capture method that ran failed or found nothing; only bookkeeping such as hashes succeeded)",
+	}
+}
 
 // checkStatus fails with ErrQuery for a status no snapshot can have: not
 // one of Statuses and not found in the catalog.
@@ -190,7 +210,11 @@ func (q Query) compile() (*compiled, error) {
 		c.args = append(c.args, string(list))
 	}
 	if q.Status != "" {
-		c.where = append(c.where, `s.status = ?`)
+		col := `s.status = ?`
+		if slices.Contains(archive.States(), q.Status) {
+			col = `s.state = ?`
+		}
+		c.where = append(c.where, col)
 		c.args = append(c.args, q.Status)
 	}
 	if !q.Before.IsZero() {

@@ -50,11 +50,13 @@ type entryRow struct {
 	nresults  int
 	// legacyResults are the results read from index.json.
 	legacyResults []archive.Result
-	outputs       int
-	failures      int
-	sortTime      int64
-	problems      []Problem
-	text          string // capture text for search, when folder.readText
+	// tally holds the standing result of each capture method: the
+	// counts and the state come from it.
+	tally    archive.Tally
+	state    string
+	sortTime int64
+	problems []Problem
+	text     string // capture text for search, when folder.readText
 }
 
 // maxLineErrors is how many bad lines of one file are named in its
@@ -170,8 +172,9 @@ func readFolder(root string, f folder, keepResults bool) entryRow {
 	r.sortTime = SortTime(snap)
 	r.legacyResults = results
 	for _, res := range results {
-		r.count(res.Status)
+		r.count(res.Plugin, res.HookName, res.Status)
 	}
+	r.state = r.tally.State(snap.Status)
 	if f.readText {
 		var ps []Problem
 		r.text, ps = readText(abs, f.dir, f.textFile)
@@ -180,24 +183,19 @@ func readFolder(root string, f folder, keepResults bool) entryRow {
 	return r
 }
 
-func (r *entryRow) addResult(line []byte, status string) {
+func (r *entryRow) addResult(line []byte, info archive.LineInfo) {
 	if r.keep {
 		if len(r.results) > 0 {
 			r.results = append(r.results, '\n')
 		}
 		r.results = append(r.results, line...)
 	}
-	r.count(status)
+	r.count(info.Plugin, info.Hook, info.Status)
 }
 
-func (r *entryRow) count(status string) {
+func (r *entryRow) count(plugin, hook, status string) {
 	r.nresults++
-	switch archive.NormalizeStatus(status) {
-	case archive.StatusSucceeded:
-		r.outputs++
-	case archive.StatusFailed:
-		r.failures++
-	}
+	r.tally.Add(plugin, hook, status)
 }
 
 // parseIndex reads index.jsonl content line by line with the rules of
@@ -230,7 +228,7 @@ func (r *entryRow) parseIndex(data []byte) (archive.Snapshot, bool, []archive.Li
 				snapLine = raw
 			}
 		case archive.TypeArchiveResult:
-			r.addResult(bytes.TrimSpace(raw), info.Status)
+			r.addResult(bytes.TrimSpace(raw), info)
 		}
 	}
 	if snapLine == nil {

@@ -285,10 +285,10 @@ func decodeProblems(s string) []Problem {
 const (
 	insertSnapshot = `INSERT INTO snapshots (rowid, dir, layout, user, index_file, index_size,
 	index_mtime, stamp, id, crawl_id, url, title, tags, timestamp, bookmarked_at, created_at,
-	sort_time, depth, status, fs_version, archive_size, notes, schema_version, num_results,
+	sort_time, depth, status, state, fs_version, archive_size, notes, schema_version, num_results,
 	num_outputs, num_failures, record, text_stamp, gen) VALUES `
-	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	snapshotCols  = 29
+	snapshotRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	snapshotCols  = 30
 	insertTag     = `INSERT OR IGNORE INTO tags (name, snap) VALUES `
 	tagRow        = `(?,?)`
 	rowsPerInsert = 32 // rows per multi-row INSERT: fewer statements to run
@@ -377,8 +377,8 @@ func (w *writer) insert(ctx context.Context, r *entryRow, rowid int64) error {
 	replaced := r.known != nil && r.known.rowid != 0
 	w.snapArgs = append(w.snapArgs, rowid, r.dir, r.layout, r.user, r.indexFile, r.size,
 		r.mtime, r.stamp, s.ID, s.CrawlID, s.URL, s.Title, tags, s.Timestamp,
-		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, s.FSVersion,
-		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.outputs, r.failures, r.record,
+		micros(s.BookmarkedAt), micros(s.CreatedAt), r.sortTime, s.Depth, s.Status, r.state, s.FSVersion,
+		s.ArchiveSize, s.Notes, s.SchemaVersion, r.nresults, r.tally.Outputs(), r.tally.Failures(), r.record,
 		r.textStamp, w.gen)
 	for _, t := range s.Tags {
 		w.tagArgs = append(w.tagArgs, t, rowid)

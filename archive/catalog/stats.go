@@ -11,6 +11,7 @@ import (
 type Stats struct {
 	Snapshots     int            // cataloged snapshot folders
 	ByStatus      map[string]int // snapshot status ("" for records without one)
+	ByState       map[string]int // Entry.State: archived, partial, failed, queued...
 	ByLayout      map[string]int // LayoutCurrent, LayoutLegacy
 	ByUser        map[string]int // current-layout folders per owner
 	LegacyNoIndex int            // legacy folders without a usable index file
@@ -25,13 +26,14 @@ type Stats struct {
 
 // Stats counts what the catalog holds.
 func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{ByStatus: map[string]int{}, ByLayout: map[string]int{}, ByUser: map[string]int{}}
+	st := Stats{ByStatus: map[string]int{}, ByState: map[string]int{}, ByLayout: map[string]int{}, ByUser: map[string]int{}}
 	wrap := func(err error) error { return fmt.Errorf("read catalog %s: %w", c.path, err) }
 	groups := []struct {
 		query string
 		into  map[string]int
 	}{
 		{`SELECT status, count(*) FROM snapshots GROUP BY status`, st.ByStatus},
+		{`SELECT state, count(*) FROM snapshots GROUP BY state`, st.ByState},
 		{`SELECT layout, count(*) FROM snapshots GROUP BY layout`, st.ByLayout},
 		{`SELECT user, count(*) FROM snapshots WHERE layout = 'current' GROUP BY user`, st.ByUser},
 	}

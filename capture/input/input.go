@@ -40,7 +40,7 @@ type Item struct {
 type Invalid struct {
 	Line   int    // 1-based line of the input where the item starts
 	Text   string // the offending text, trimmed, at most 200 bytes
-	Reason string // why it was skipped, e.g. "not an http(s) URL"
+	Reason string // why it was skipped, e.g. "not an http(s) or file URL"
 }
 
 // maxInvalidText bounds Invalid.Text so a huge bad line stays printable.

@@ -176,10 +176,10 @@ func TestURLListInvalid(t *testing.T) {
 	items, invalid := mustParse(t, data, input.URLList)
 	assertItems(t, items, []input.Item{{URL: "http://ok.example/path?q=1#f", Line: 7}})
 	want := []input.Invalid{
-		{1, "ftp://x", "not an http(s) URL"},
+		{1, "ftp://x", "not an http(s) or file URL"},
 		{2, "http://", "no host"},
 		{3, "http://a b", "contains whitespace"},
-		{4, "javascript:alert(1)", "not an http(s) URL"},
+		{4, "javascript:alert(1)", "not an http(s) or file URL"},
 		{5, long[:200], "longer than 2048 bytes"},
 		{6, "http://a.example/\x00b", "contains a control character"},
 		{8, "not a url", "contains whitespace"},
@@ -261,9 +261,9 @@ func TestNetscape(t *testing.T) {
 		{URL: "http://pocket.example/", Title: "pocket", Tags: []string{"p"}, BookmarkedAt: when, Line: 15},
 	})
 	want := []input.Invalid{
-		{9, "javascript:alert(1)", "not an http(s) URL"},
-		{10, "place:sort=8&maxResults=10", "not an http(s) URL"},
-		{11, "relative/page.html", "not an http(s) URL"},
+		{9, "javascript:alert(1)", "not an http(s) or file URL"},
+		{10, "place:sort=8&maxResults=10", "not an http(s) or file URL"},
+		{11, "relative/page.html", "not an http(s) or file URL"},
 	}
 	if !reflect.DeepEqual(invalid, want) {
 		t.Errorf("invalid:\n got %+v\nwant %+v", invalid, want)
@@ -316,7 +316,7 @@ func TestFeedRSS2(t *testing.T) {
 		{URL: "http://iso.example/", Title: "iso", BookmarkedAt: when, Line: 4},
 		{URL: "http://nodate.example/", Title: "bad date", Line: 5},
 	})
-	want := []input.Invalid{{6, "/local.html", "not an http(s) URL"}}
+	want := []input.Invalid{{6, "/local.html", "not an http(s) or file URL"}}
 	if !reflect.DeepEqual(invalid, want) {
 		t.Errorf("invalid:\n got %+v\nwant %+v", invalid, want)
 	}
@@ -369,7 +369,7 @@ null
 		{8, `[{"url": "http://array.example/"}]`, "not a JSON object"},
 		{9, `{"title": "no url"}`, "no url field"},
 		{10, `{"url": 42}`, "no url field"},
-		{11, "ftp://files.example/", "not an http(s) URL"},
+		{11, "ftp://files.example/", "not an http(s) or file URL"},
 		{12, `{"type": "Tag", "name": "x"}`, "record of type Tag"},
 		{13, `{"url": "http://two.example/"} {"url": "http://objects.example/"}`, "not a JSON object"},
 		{14, "null", "not a JSON object"},
@@ -386,10 +386,13 @@ func TestValidate(t *testing.T) {
 		{"http://[::1]:8080/", "http://[::1]:8080/", ""},
 		{"http://user:pw@a.example/", "http://user:pw@a.example/", ""},
 		{"", "", "empty URL"},
-		{"ftp://x", "", "not an http(s) URL"},
-		{"file:///etc/passwd", "", "not an http(s) URL"},
-		{"javascript:alert(1)", "", "not an http(s) URL"},
-		{"//a.example/", "", "not an http(s) URL"},
+		{"ftp://x", "", "not an http(s) or file URL"},
+		{"file:///home/me/page.html", "file:///home/me/page.html", ""},
+		{"FILE://localhost/tmp/a%20b.html", "FILE://localhost/tmp/a%20b.html", ""},
+		{"file://server/share/page.html", "", "a file URL of another machine (server); only local files can be captured"},
+		{"file:page.html", "", "a file URL without an absolute path"},
+		{"javascript:alert(1)", "", "not an http(s) or file URL"},
+		{"//a.example/", "", "not an http(s) or file URL"},
 		{"http://", "", "no host"},
 		{"http:a.example", "", "no host"},
 		{"http://:80/", "", "no host"},
@@ -406,6 +409,12 @@ func TestValidate(t *testing.T) {
 		got, err := input.Validate(tt.raw)
 		if got != tt.want || errText(err) != tt.err {
 			t.Errorf("Validate(%.40q) = %q, %v; want %q, %q", tt.raw, got, err, tt.want, tt.err)
+		}
+	}
+	// The links of a captured page never lead to the local disk.
+	for raw, want := range map[string]string{"file:///etc/passwd": "not an http(s) URL", "https://a.example/": ""} {
+		if _, err := input.ValidateWeb(raw); errText(err) != want {
+			t.Errorf("ValidateWeb(%q): %v, want %q", raw, err, want)
 		}
 	}
 }

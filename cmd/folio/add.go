@@ -38,7 +38,10 @@ as it finishes; the snapshot is sealed at the end and the catalog updated.
 
 Input: URLs as arguments, '-' for stdin, --from FILE (repeatable). Plain URL
 lists, Netscape bookmark exports, RSS/Atom feeds and JSONL records with a url
-field are recognised (--parser forces one). Invalid items are reported and
+field are recognised (--parser forces one). URLs are http(s), or file:// for
+a page on this machine (its snapshot goes under the domain folder localhost,
+as in ArchiveBox; links a page holds are followed by --depth 1 only to http(s)
+pages, never to local files). Invalid items are reported and
 skipped; with no valid URL at all the command exits 2. The raw input is kept
 under sources/<timestamp>__cli_add.txt.
 
@@ -58,9 +61,14 @@ time) unless --skip-existing, or --update: then its newest snapshot gets its
 failed and missing plugins run again in place, as 'folio update' does
 (--overwrite: all of them). A URL whose folder would lie below a folder of
 archive/users/ that is a symlink (which no reader follows) is refused with one
-line and the others are added. Exit 3 when some plugin failed or some URL was
-refused (each failure is
-recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
+line and the others are added.
+
+The summary counts each sealed snapshot by its state: failed when nothing of
+the page was archived (every capture method that ran failed, only bookkeeping such as
+hashes succeeded), partial when some content was archived and some plugin
+failed; 'folio update --status failed' (or partial) runs them again. Exit 3
+when some snapshot failed or is partial, or some URL was refused (each failure
+is recorded in its snapshot's index.jsonl with the reason); Ctrl-C stops cleanly
 (exit 130): finished snapshots are sealed, the others stay queued and
 'folio add --resume' captures them (never the snapshots of a legacy
 index.sqlite3: those were migrated, not added). Every snapshot's index.jsonl
@@ -127,7 +135,7 @@ $TMPDIR (those whose lock no living folio holds).`,
 			st, runErr := capture.Run(cmd.Context(), coll, opts)
 			switch {
 			case errors.Is(runErr, capture.ErrNoURLs):
-				return usagef("%v in the input (each line needs an http(s) URL with a host)", runErr)
+				return usagef("%v in the input (each line needs an http(s) URL with a host, or a file:// URL of a local file)", runErr)
 			case st == nil:
 				return runErr
 			}

@@ -289,7 +289,8 @@ func TestAddRecordsFailures(t *testing.T) {
 	if s := byURL(snaps, urls[3]); len(s) != 1 || s[0].results["screenshot"].Status != "succeeded" {
 		t.Errorf("the good page beside the bad ones: %+v", s)
 	}
-	if !strings.Contains(out, "With failures:     3") {
+	// Nothing of the three bad pages was kept: they failed, not partial.
+	if !strings.Contains(out, "3 snapshots failed (nothing archived)") || !strings.Contains(out, "Failed:            3\n") || !strings.Contains(out, "Partial:           0\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 }
@@ -323,19 +324,13 @@ func TestAddDepthOne(t *testing.T) {
 func TestAddHooks(t *testing.T) {
 	srv := fixtureServer(t)
 	dir := newCollection(t)
-	hookDir := filepath.Join(dir, "custom_plugins", "wordcount")
-	if err := os.MkdirAll(hookDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	hook := `#!/bin/sh
 # Counts the words of the page's text, which htmltotext wrote before.
 words=$(wc -w < "$SNAP_DIR/htmltotext/htmltotext.txt")
 echo "$words" > words.txt
 echo '{"type":"ArchiveResult","status":"succeeded","output_str":"wordcount/words.txt"}'
 `
-	if err := os.WriteFile(filepath.Join(hookDir, "on_Snapshot__80_wordcount.sh"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeHook(t, dir, "wordcount", "on_Snapshot__80_wordcount.sh", hook)
 	_, stderr, code := runFolio(t, "add", "-D", dir, "--plugins", "htmltotext,wordcount", srv.URL+"/index.html")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -393,7 +393,7 @@ func TestExportPagesSpeakOneVocabulary(t *testing.T) {
 			t.Errorf("root page holds %q", bad)
 		}
 	}
-	for _, want := range []string{`<span class="status-pill status-sealed">archived</span>`, `<span class="snapshot-preview-empty pending-label">queued</span>`} {
+	for _, want := range []string{`<span class="status-pill status-archived">archived</span>`, `<span class="snapshot-preview-empty pending-label">queued</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("root page lacks %q", want)
 		}

@@ -153,7 +153,7 @@ func TestListUsage(t *testing.T) {
 		{[]string{"list", "-f", "regex", "("}, "folio: regex \"(\": error parsing regexp: missing closing ): `(`"},
 		{[]string{"list", "-f", "fuzzy", "x"}, `folio: --filter-type "fuzzy": unknown (want one of exact, substring, regex, domain, tag, timestamp)`},
 		{[]string{"list", "-f", "timestamp", "notanumber"}, `folio: -f timestamp "notanumber": want a timestamp such as 1609459200.123456`},
-		{[]string{"list", "--status", "done"}, `folio: --status "done": unknown (want one of queued, started, sealed, paused, backoff)`},
+		{[]string{"list", "--status", "done"}, `folio: --status "done": unknown (want one of queued, started, paused, backoff, sealed, archived, partial, failed)`},
 		{[]string{"list", "--after", "2024-02-01", "--before", "2024-01-01"}, `folio: --after 2024-02-01 is not before --before 2024-01-01: no snapshot can match`},
 		{[]string{"list", "--sort", "colour"}, `folio: --sort "colour": unknown field (want one of bookmarked_at, created_at, timestamp, url, title, status, id, dir, archive_size, - before one for descending)`},
 		{[]string{"list", "--json", "--csv", "url"}, "folio: choose one of --jsonl, --json and --csv"},

@@ -29,7 +29,7 @@ func addSelectionFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
 func addFilterFlags(f *pflag.FlagSet, q *catalog.Query) *selection {
 	s := &selection{q: q}
 	f.StringArrayVarP(&q.Tags, "tag", "t", nil, "only snapshots with this tag (repeatable: all must be present)")
-	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status: "+strings.Join(catalog.Statuses(), ", "))
+	f.StringVarP(&q.Status, "status", "s", "", "only snapshots with this status or state:\n  "+strings.Join(catalog.StatusMeanings(), "\n  "))
 	f.StringVar(&s.before, "before", "", "only snapshots bookmarked before this time (unix seconds or ISO date/time)")
 	f.StringVar(&s.after, "after", "", "only snapshots bookmarked after this time (unix seconds or ISO date/time)")
 	return s

@@ -20,6 +20,9 @@ func init() { commands = append(commands, newStatusCmd) }
 type statusReport struct {
 	Snapshots        int            `json:"snapshots"`
 	ByStatus         map[string]int `json:"by_status"`
+	ByState          map[string]int `json:"by_state"`
+	Failed           int            `json:"failed"`  // finished snapshots that kept nothing
+	Partial          int            `json:"partial"` // finished snapshots with some content and a failed plugin
 	ByLayout         map[string]int `json:"by_layout"`
 	LegacyToMigrate  int            `json:"legacy_to_migrate"`
 	LegacyNoIndex    int            `json:"legacy_without_index"`
@@ -42,14 +45,21 @@ func newStatusCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Count snapshots, legacy folders, orphans and catalog freshness",
-		Long: `Count the snapshots in the catalog by status and by layout, the legacy
+		Long: `Count the snapshots in the catalog by status, by state and by layout, the legacy
 archive/<timestamp> folders still waiting for 'folio update --migrate-only' (from
 one listing of archive/, so also before the first reindex), the
 folders on disk the catalog does not know and the catalog rows whose folder is
 gone (a stat-only walk: no index file is read), the entries of invalid/, the
 staging folders a copy interrupted by a crash left beside snapshot folders, the
 catalog's age, the disk use recorded in the catalog, and the command that comes
-next.`,
+next.
+
+A snapshot's state is its status read with its results: queued, started and
+paused as they are; once finished (sealed), archived (some content kept, no
+plugin failed), partial (some content kept, some plugin failed) or failed
+(nothing kept: every capture method that ran failed or found nothing, only bookkeeping
+such as hashes succeeded). 'folio list --status failed' lists the failed ones,
+'folio update --status failed' captures them again.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			coll, err := e.open()
@@ -78,7 +88,8 @@ next.`,
 				return err
 			}
 			r := statusReport{
-				Snapshots: st.Snapshots, ByStatus: st.ByStatus, ByLayout: st.ByLayout,
+				Snapshots: st.Snapshots, ByStatus: st.ByStatus, ByState: st.ByState, ByLayout: st.ByLayout,
+				Failed: st.ByState[archive.StateFailed], Partial: st.ByState[archive.StatePartial],
 				LegacyToMigrate: d.Legacy, LegacyNoIndex: st.LegacyNoIndex,
 				Results: st.Results, OnDiskNotIndexed: d.New, ChangedOnDisk: d.Changed,
 				CatalogOrphans: d.Gone, Unreadable: d.Unreadable, Invalid: invalid, Staging: d.Staging, Stale: d.Stale(), DiskUse: st.ArchiveSize,
@@ -105,13 +116,18 @@ next.`,
 
 // next says which command comes next: the migration while legacy
 // folders wait or an interrupted copy left its staging folder, else a
-// reindex while the catalog lags behind the tree.
+// reindex while the catalog lags behind the tree, else a retry of the
+// failed snapshots, then of the partial ones.
 func (r statusReport) next() string {
 	switch {
 	case r.LegacyToMigrate > 0 || r.Staging > 0:
 		return "folio update --migrate-only (add --dry-run to see the plan first)"
 	case r.Stale:
 		return "folio reindex"
+	case r.Failed > 0:
+		return "folio update --status failed (runs the failed plugins of the failed snapshots again; 'folio list --status failed' lists them)"
+	case r.Partial > 0:
+		return "folio update --status partial (runs the failed plugins of the partial snapshots again)"
 	}
 	return ""
 }
@@ -119,6 +135,9 @@ func (r statusReport) next() string {
 func (r statusReport) print(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "snapshots          %d (current layout %d, legacy %d)\n", r.Snapshots, r.ByLayout[catalog.LayoutCurrent], r.ByLayout[catalog.LayoutLegacy])
 	fmt.Fprintf(w, "by status          %s\n", counts(r.ByStatus))
+	fmt.Fprintf(w, "by state           %s\n", counts(r.ByState))
+	fmt.Fprintf(w, "failed             %s (finished with nothing archived: every capture method failed)\n", plural(r.Failed, "snapshot"))
+	fmt.Fprintf(w, "partial            %s (some content archived, some plugin failed)\n", plural(r.Partial, "snapshot"))
 	fmt.Fprintf(w, "results            %d\n", r.Results)
 	fmt.Fprintf(w, "legacy to migrate  %d archive/<timestamp> folders (%d of those in the catalog without an index file)\n", r.LegacyToMigrate, r.LegacyNoIndex)
 	fmt.Fprintf(w, "not in catalog     %d folders on disk, %d changed since cataloged, %d catalog rows without a folder\n", r.OnDiskNotIndexed, r.ChangedOnDisk, r.CatalogOrphans)

@@ -282,7 +282,7 @@ func TestVerifyUsage(t *testing.T) {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	r = catRun(t, dir, "verify", "--status", "done").want(t, 2)
-	if !strings.Contains(r.stderr, "\nfolio: --status \"done\": unknown (want one of queued, started, sealed, paused, backoff)\n") {
+	if !strings.Contains(r.stderr, "\nfolio: --status \"done\": unknown (want one of queued, started, paused, backoff, sealed, archived, partial, failed)\n") {
 		t.Errorf("stderr %q", r.stderr)
 	}
 }
