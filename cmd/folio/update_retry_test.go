@@ -97,6 +97,28 @@ func TestUpdateRetriesFailedPlugins(t *testing.T) {
 	f.WriteString(foreign + "\n")
 	f.Close()
 
+	// The site says it failed; once the host answers, update turns it
+	// archived there too (the detail page's path is the folder's).
+	page := filepath.Join(before.dir, "index.html")
+	pill := func(state string) string {
+		return `<span class="status-pill status-` + state + `">` + state + `</span>`
+	}
+	shows := func(when, state, not string) {
+		t.Helper()
+		if out, stderr, code := runFolio(t, "export", "-D", dir); code != 0 {
+			t.Fatalf("export %s: exit %d\n%s\n%s", when, code, out, stderr)
+		}
+		for _, p := range []string{filepath.Join(dir, "index.html"), page} {
+			if html := string(mustRead(t, p)); !strings.Contains(html, pill(state)) || strings.Contains(html, pill(not)) {
+				t.Errorf("%s: %s does not show the snapshot %s", when, p, state)
+			}
+		}
+		if list, _, _ := runFolio(t, "list", "-D", dir, "--status", state, "--csv", "url"); !strings.Contains(list, url) {
+			t.Errorf("%s: list --status %s does not find it:\n%s", when, state, list)
+		}
+	}
+	shows("after the failed capture", "failed", "archived")
+
 	serve()
 	plan, stderr, code := runFolio(t, "update", "-D", dir, "--dry-run")
 	if code != 0 || !strings.Contains(plan, "screenshot,title,hashes") || !strings.Contains(plan, url) {
@@ -137,6 +159,8 @@ func TestUpdateRetriesFailedPlugins(t *testing.T) {
 	if code != 0 || !strings.Contains(list, `"`+url+`","sealed","Keepers of the Light`) {
 		t.Errorf("list after update: exit %d\n%s", code, list)
 	}
+
+	shows("after update", "archived", "failed")
 
 	out, stderr, code = runFolio(t, "update", "-D", dir)
 	if code != 0 || !strings.Contains(stderr, "Nothing to update") {
