@@ -127,24 +127,45 @@ func (b *Browser) Launches() int {
 }
 
 // tab opens a new tab, starting the browser again first when it died.
+// A browser that died a moment ago may not have said so yet (its context
+// ends when its process is reaped): when opening the tab fails and the
+// browser's context ends soon after, it is started again once.
 func (b *Browser) tab() (context.Context, context.CancelFunc, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ctx == nil || b.ctx.Err() != nil {
-		if b.cancel != nil {
-			b.cancel()
-			b.removeProfile()
+	for retried := false; ; retried = true {
+		if b.ctx == nil || b.ctx.Err() != nil {
+			if b.cancel != nil {
+				b.cancel()
+				b.removeProfile()
+			}
+			if err := b.start(); err != nil {
+				return nil, nil, err
+			}
 		}
-		if err := b.start(); err != nil {
-			return nil, nil, err
+		ctx, cancel := chromedp.NewContext(b.ctx)
+		err := chromedp.Do(ctx) // open the tab with no deadline
+		if err == nil {
+			return ctx, cancel, nil
 		}
-	}
-	ctx, cancel := chromedp.NewContext(b.ctx)
-	if err := chromedp.Do(ctx); err != nil { // open the tab with no deadline
 		cancel()
-		return nil, nil, fmt.Errorf("open a browser tab: %w", err)
+		if retried || !endsSoon(b.ctx) {
+			return nil, nil, fmt.Errorf("open a browser tab: %w", err)
+		}
 	}
-	return ctx, cancel, nil
+}
+
+// endsSoon reports whether ctx ends within a few seconds: the time a
+// killed browser's process takes to be reaped.
+func endsSoon(ctx context.Context) bool {
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Close stops the browser (or detaches from an attached one).
