@@ -233,13 +233,19 @@ func updDiff(a, b map[string]string) string {
 	return strings.Join(d, "\n")
 }
 
-func TestUpdateNeedsMigrateOnly(t *testing.T) {
+func TestUpdateLeavesLegacyFoldersToMigrateOnly(t *testing.T) {
 	dir := t.TempDir()
 	updCollection(t, dir, 1)
 	before := updTree(t, dir)
-	r := updRun(t, dir, nil, "update")
-	if r.code != 2 || !strings.Contains(r.stderr, "capture updates are not available yet; use 'folio update --migrate-only'") {
-		t.Fatalf("update without --migrate-only: exit %d\n%s", r.code, r.stderr)
+	// Without --migrate-only update retries plugins; it leaves legacy
+	// folders alone and says what moves them. --dry-run captures nothing
+	// (the collection's URLs are not on loopback).
+	r := updRun(t, dir, nil, "update", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stderr, "legacy snapshot folders left alone: run 'folio update --migrate-only' first") {
+		t.Fatalf("update --dry-run without --migrate-only: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := updRun(t, dir, nil, "update", "--migrate-only", "--overwrite"); r.code != 2 {
+		t.Errorf("--migrate-only with a capture flag: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	for _, bad := range [][]string{{"--batch-size", "0"}, {"--workers", "0"}} {
 		if r := updRun(t, dir, nil, append([]string{"update", "--migrate-only"}, bad...)...); r.code != 2 {
