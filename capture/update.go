@@ -84,6 +84,7 @@ type retry struct {
 	newest map[string]archive.Result // by plugin and hook name
 	aside  map[string]string         // plugin -> its earlier folder, moved aside (absolute)
 	done   map[string]bool           // plugins whose folder this run has handled
+	shared map[string]bool           // plugins whose folder more than one hook writes
 }
 
 // resultKey is how retry.newest keys a result.
@@ -112,7 +113,13 @@ func due(status string) bool {
 // plan decides which plugins run again on s; nil means none.
 func (r *run) plan(s *snapshot) *retry {
 	rt := &retry{status: s.rec.Status, newest: map[string]archive.Result{},
-		aside: map[string]string{}, done: map[string]bool{}}
+		aside: map[string]string{}, done: map[string]bool{}, shared: map[string]bool{}}
+	hooks := map[string]int{}
+	for _, p := range r.runner.Plugins {
+		if hooks[p.Name()]++; hooks[p.Name()] > 1 {
+			rt.shared[p.Name()] = true
+		}
+	}
 	for _, res := range s.ix.Results() {
 		rt.newest[resultKey(res.Plugin, res.HookName)] = res
 		if res.HookName != "" {
@@ -350,9 +357,11 @@ const asideMarker = archive.TempMarker + "old-"
 // moveAside moves the plugin's earlier folder out of the way before the
 // plugin runs again, so the new run starts clean and the earlier output
 // survives until the new one is recorded. hashes/ holds one file that
-// the plugin replaces atomically, so it stays.
+// the plugin replaces atomically, so it stays. A folder that several
+// hooks of one plugin write stays too: the success of the one hook run
+// again would remove, with the earlier folder, what the others wrote.
 func (r *run) moveAside(s *snapshot, rt *retry, plugin string) error {
-	if plugin == "hashes" || rt.done[plugin] {
+	if plugin == "hashes" || rt.done[plugin] || rt.shared[plugin] {
 		return nil
 	}
 	rt.done[plugin] = true

@@ -282,3 +282,48 @@ func TestUpdateKilledPutsFoldersBack(t *testing.T) {
 		t.Errorf("left behind: %v", leftovers)
 	}
 }
+
+// Two hooks of one plugin write one folder: running the failed one again
+// (and --overwrite running both, one failing) never loses what the other
+// wrote.
+func TestUpdateKeepsTheOtherHooksOutput(t *testing.T) {
+	dir := newCollection(t)
+	page := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(page, []byte("<title>Local</title><p>hi</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flag := filepath.Join(t.TempDir(), "works")
+	writeHook(t, dir, "media", "on_Snapshot__60_media_a.sh", "#!/bin/sh\nif [ -f "+flag+" ]; then echo a > a.txt\n"+
+		`echo '{"type":"ArchiveResult","status":"succeeded","output_str":"media/a.txt"}'`+"\nelse\n"+
+		`echo '{"type":"ArchiveResult","status":"failed","output_str":"not yet"}'`+"\nexit 1\nfi\n")
+	writeHook(t, dir, "media", "on_Snapshot__61_media_b.sh", "#!/bin/sh\necho b > b.txt\n"+
+		`echo '{"type":"ArchiveResult","status":"succeeded","output_str":"media/b.txt"}'`+"\n")
+	url := "file://" + page
+	if out, stderr, code := runFolio(t, "add", "-D", dir, "--plugins", "media", url); code != 3 {
+		t.Fatalf("add: exit %d, want 3\n%s\n%s", code, out, stderr)
+	}
+	s := snapshots(t, dir)[0]
+	b := filepath.Join(s.dir, "media", "b.txt")
+	mustRead(t, b)
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := runFolio(t, "update", "-D", dir, "--plugins", "media"); code != 0 {
+		t.Fatalf("update: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, f := range []string{b, filepath.Join(s.dir, "media", "a.txt")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("after the failed hook ran again: %v", err)
+		}
+	}
+	os.Remove(flag)
+	if err := os.WriteFile(b, []byte("b, first run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := runFolio(t, "update", "-D", dir, "--plugins", "media", "--overwrite"); code != 3 {
+		t.Fatalf("update --overwrite with hook a failing: exit %d, want 3\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(b); err != nil {
+		t.Errorf("after --overwrite: %v", err)
+	}
+}
