@@ -41,8 +41,10 @@ func Bookkeeping(plugin string) bool {
 
 // Tally reads a snapshot's results in record order as ArchiveBox's
 // importer does: the last record of each (plugin, hook_name) stands, so
-// a retry that succeeded replaces the failure it retried. The zero Tally
-// is empty and ready.
+// a retry that succeeded replaces the failure it retried; a record with
+// a hook name also replaces an earlier one of its plugin without any (a
+// migrated legacy record, which a retry supersedes). The zero Tally is
+// empty and ready.
 type Tally struct {
 	latest map[[2]string]string // (plugin, hook_name) -> normalized status
 }
@@ -51,6 +53,9 @@ type Tally struct {
 func (t *Tally) Add(plugin, hook, status string) {
 	if t.latest == nil {
 		t.latest = make(map[[2]string]string, 16)
+	}
+	if hook != "" {
+		delete(t.latest, [2]string{plugin, ""})
 	}
 	t.latest[[2]string{plugin, hook}] = NormalizeStatus(status)
 }
@@ -111,18 +116,28 @@ func StateOf(s Snapshot, results []Result) string {
 	return t.State(s.Status)
 }
 
-// Standing returns the results that stand, in record order: the last
-// record of each (plugin, hook_name), as Tally counts them.
+// Standing returns the results that stand, in record order, as Tally
+// counts them: the last record of each (plugin, hook_name), and a record
+// without a hook name only when no record of its plugin with one comes
+// after it.
 func Standing(results []Result) []Result {
 	last := make(map[[2]string]int, len(results))
+	hooked := make(map[string]int, len(results)) // plugin -> its last record with a hook name
 	for i, r := range results {
 		last[[2]string{r.Plugin, r.HookName}] = i
+		if r.HookName != "" {
+			hooked[r.Plugin] = i
+		}
 	}
 	out := make([]Result, 0, len(last))
 	for i, r := range results {
-		if last[[2]string{r.Plugin, r.HookName}] == i {
-			out = append(out, r)
+		if last[[2]string{r.Plugin, r.HookName}] != i {
+			continue
 		}
+		if h, ok := hooked[r.Plugin]; r.HookName == "" && ok && h > i {
+			continue
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -23,6 +23,8 @@ func TestState(t *testing.T) {
 		{"content and a failure", "sealed", []r{{"title", "", "succeeded"}, {"pdf", "", "failed"}}, archive.StatePartial, 1, 1},
 		{"a retry replaces its failure", "sealed", []r{{"dom", "h53", "failed"}, {"dom", "h53", "succeeded"}}, archive.StateArchived, 1, 0},
 		{"a later failure replaces a success", "sealed", []r{{"dom", "h53", "succeeded"}, {"dom", "h53", "failed"}}, archive.StateFailed, 0, 1},
+		{"a retry supersedes a migrated failure", "sealed", []r{{"screenshot", "", "failed"}, {"screenshot", "on_Snapshot__51_screenshot.js", "succeeded"}}, archive.StateArchived, 1, 0},
+		{"a migrated record after a hooked one stands", "sealed", []r{{"pdf", "h52", "succeeded"}, {"pdf", "", "failed"}}, archive.StatePartial, 1, 1},
 		{"hooks of one plugin stand apart", "sealed", []r{{"chrome", "launch", "failed"}, {"chrome", "tab", "succeeded"}, {"dom", "", "succeeded"}}, archive.StatePartial, 2, 1},
 		{"legacy typo", "", []r{{"wget", "", "succeded"}}, archive.StateArchived, 1, 0},
 		{"legacy without status, failed", "", []r{{"wget", "", "failed"}}, archive.StateFailed, 0, 1},
@@ -47,6 +49,9 @@ func TestState(t *testing.T) {
 		}
 		keys := map[[2]string]bool{}
 		for _, x := range c.results {
+			if x[1] != "" {
+				delete(keys, [2]string{x[0], ""}) // superseded by a hooked record
+			}
 			keys[[2]string{x[0], x[1]}] = true
 		}
 		standing := archive.Standing(results)

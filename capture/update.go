@@ -120,12 +120,8 @@ func (r *run) plan(s *snapshot) *retry {
 			rt.shared[p.Name()] = true
 		}
 	}
-	for _, res := range s.ix.Results() {
+	for _, res := range archive.Standing(s.ix.Results()) {
 		rt.newest[resultKey(res.Plugin, res.HookName)] = res
-		if res.HookName != "" {
-			// a newer hooked record supersedes an older legacy one
-			delete(rt.newest, resultKey(res.Plugin, ""))
-		}
 	}
 	var hashes plugins.Plugin
 	for _, p := range r.runner.Plugins {
