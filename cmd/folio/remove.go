@@ -100,18 +100,22 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 			}
 			defer unlock()
 			var kept int
+			var pending error
 			if !f.dryRun {
 				p := e.printer()
-				kept, err = finishRemovals(cmd, coll, p, f.fault)
+				kept, pending, err = finishRemovals(cmd, coll, p, f.fault)
 				p.done()
 				if err != nil {
 					return err
 				}
 			}
-			if err := runRemove(cmd, e, coll, q, f, args); err != nil || kept == 0 {
+			if err := runRemove(cmd, e, coll, q, f, args); err != nil {
 				return err
 			}
-			return fmt.Errorf("%s of a removal cut short could not be moved to the trash: %w", plural(kept, "folder"), archive.ErrPartial)
+			if kept > 0 {
+				return fmt.Errorf("%s of a removal cut short could not be moved to the trash: %w", plural(kept, "folder"), archive.ErrPartial)
+			}
+			return pending
 		},
 	}
 	fl := cmd.Flags()
@@ -329,27 +333,35 @@ func trashRun(ctx context.Context, cat *catalog.Catalog, p *printer, fault func(
 // before this remove does anything else: the folders of their plans still
 // in the tree move to the trash, and the catalog drops every folder out
 // of the tree. kept counts the folders that stayed (reported already).
-func finishRemovals(cmd *cobra.Command, coll *archive.Collection, p *printer, fault func(step, what string) error) (kept int, err error) {
+func finishRemovals(cmd *cobra.Command, coll *archive.Collection, p *printer, fault func(step, what string) error) (kept int, pending, err error) {
 	batches, err := coll.UnfinishedTrash()
 	if err != nil || len(batches) == 0 {
-		return 0, err
+		return 0, nil, err
 	}
 	ctx := cmd.Context()
 	cat, err := catalog.Open(ctx, coll)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer cat.Close()
 	for _, b := range batches {
 		p.Infof("finishing the removal to %s/%s/ that was cut short (%s)", archive.TrashDir, b.Stamp, plural(len(b.Items), "snapshot"))
 		gone, k, err := coll.FinishTrash(b, trashRun(ctx, cat, p, fault))
 		kept += k
+		if errors.Is(err, archive.ErrPartial) {
+			// A folder that cannot move yet (its journal is kept for the
+			// next remove) must not stop the removal asked for now; the
+			// command ends partial.
+			p.Warnf("%v", err)
+			pending = err
+			continue
+		}
 		if err != nil {
-			return kept, err
+			return kept, pending, err
 		}
 		p.Infof("removed %s from the catalog; the folders are in %s/%s/", plural(len(gone), "snapshot"), archive.TrashDir, b.Stamp)
 	}
-	return kept, ctx.Err()
+	return kept, pending, ctx.Err()
 }
 
 // unhide takes folders out of the hidden list and reindexes them.

@@ -322,3 +322,41 @@ func TestRemoveKilledThenReindex(t *testing.T) {
 		t.Errorf("%d snapshots bookmarked before 2020 are still listed", n)
 	}
 }
+
+// TestRemoveStuckFolderDoesNotBlock: a folder of a cut-short removal that
+// cannot move yet (here a file took its place) keeps its journal for the
+// next remove, but never stops the removal asked for now: that one is
+// done, and the command ends partial.
+func TestRemoveStuckFolderDoesNotBlock(t *testing.T) {
+	dir, _ := catCollection(t, 30)
+	catRun(t, dir, "reindex").want(t, 0)
+	planned := catLines(catRun(t, dir, "list", "--before", "2020-01-01", "--csv", "dir").want(t, 0).stdout)[1:]
+	if !crashFault(t, dir, "trashed:1", nil, "remove", "--delete", "--yes", "--before", "2020-01-01") {
+		t.Fatal("the fault point was never reached")
+	}
+	stuck := ""
+	for _, d := range planned {
+		p := filepath.Join(dir, strings.Trim(d, `"`))
+		if _, err := os.Lstat(p); err == nil {
+			stuck = p
+		}
+	}
+	if stuck == "" {
+		t.Fatal("the kill left no planned folder in the tree")
+	}
+	if err := os.RemoveAll(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stuck, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := catLines(catRun(t, dir, "list", "--after", "2020-01-01", "--csv", "url").want(t, 0).stdout)[1]
+	other = strings.Trim(other, `"`)
+	r := catRun(t, dir, "remove", "--yes", "-f", "exact", other)
+	if r.code != 3 || !strings.Contains(r.stderr, "tried again by the next remove") {
+		t.Fatalf("remove beside a stuck removal: exit %d, want 3 and a word of the stuck folder\n%s", r.code, r.stderr)
+	}
+	if l := catRun(t, dir, "list", "-f", "exact", other).want(t, 0).stdout; l != "" {
+		t.Errorf("%s is still listed: the removal asked for was not done", other)
+	}
+}
