@@ -223,3 +223,33 @@ func hashString(s string) uint64 {
 // testEvent reports the steps of an export to tests of their order; it
 // does nothing otherwise.
 var testEvent = func(string) {}
+
+// memberSig is what a capture shows on the pages of the other captures
+// of its URL.
+func memberSig(it *item) uint64 {
+	return newHasher().str(it.Dir).str(it.Snapshot.Title).u64(uint64(it.Snapshot.BookmarkedAt.UnixNano())).sum()
+}
+
+func (s *site) snapStateOf(it *item) snapState {
+	f := s.folders.of(it.Dir)
+	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
+		Archived: it.archived, Sort: it.sort, Page: uint32(it.page), Folder: f.sig, CTime: f.ctime}
+}
+
+// ownFP is what a snapshot's own row, manifest record and page depend
+// on: its index file, its captured text for the page's text shard, and
+// the names in its folder for the outputs no record names.
+func (s *site) ownFP(it *item) uint64 {
+	return newHasher().str(it.Dir).str(it.IndexFile).u64(uint64(it.IndexSize)).u64(uint64(it.IndexMTime.UnixNano())).str(it.TextStamp).
+		u64(s.folders.of(it.Dir).sig).sum()
+}
+
+// fingerprint is what a snapshot page depends on: the snapshot's index
+// file and the captures of the same URL.
+func (s *site) fingerprint(groups map[uint64]group, it *item) uint64 {
+	h := newHasher().u64(it.own)
+	if g := groups[hashString(it.Snapshot.URL)]; g.n > 1 {
+		h.u64(uint64(g.n)).u64(g.sig)
+	}
+	return h.sum()
+}
