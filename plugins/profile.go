@@ -78,7 +78,7 @@ func removeStaleProfiles(tmp string) {
 			continue
 		}
 		if stale, err := abandoned(dir); err == nil && stale {
-			os.RemoveAll(dir)
+			removeProfile(dir)
 		}
 	}
 }
@@ -97,4 +97,26 @@ func abandoned(dir string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// removeProfile removes an abandoned profile with its lock file last: a
+// Chromium its dead folio left still shutting down may write there a
+// moment longer, and a profile that could not be emptied keeps its lock
+// file, so the next add tries again.
+func removeProfile(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Name() == profileLock {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return
+		}
+	}
+	if os.Remove(filepath.Join(dir, profileLock)) == nil {
+		os.Remove(dir)
+	}
 }

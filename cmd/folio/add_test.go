@@ -530,6 +530,9 @@ func TestAddKilledLeavesNoTemps(t *testing.T) {
 			if len(left) == 0 || len(profiles) == 0 {
 				t.Fatalf("the killed add left temp files %v and Chromium profiles %v: nothing to clean", left, profiles)
 			}
+			// The killed folio's Chromium shuts down on its own; the rerun
+			// comes once it has, as a user's would.
+			waitNoChromium(t, tmp)
 			// A profile whose lock is held stands for a folio still running.
 			live := filepath.Join(tmp, "folio-chromium-live")
 			os.Mkdir(live, 0o755)
@@ -556,5 +559,26 @@ func TestAddKilledLeavesNoTemps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// waitNoChromium waits until no process runs with a profile below tmp.
+func waitNoChromium(t *testing.T, tmp string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		running := false
+		for _, c := range cmdlines {
+			if b, err := os.ReadFile(c); err == nil && strings.Contains(string(b), "--user-data-dir="+tmp) {
+				running = true
+				break
+			}
+		}
+		if !running {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed add's Chromium still runs after 30 s")
+		}
 	}
 }
