@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,25 +9,13 @@ import (
 	"testing"
 )
 
-// closedPort returns a loopback address nothing listens on: a listener
-// is opened and closed, so connecting is refused at once.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // A capture of a host that does not answer archives nothing but hashes:
 // it is failed, not archived, in add's summary, status, list, the root
 // page and its own page, which says why each capture method failed.
 func TestUnreachableCaptureShowsFailed(t *testing.T) {
 	dir := newCollection(t)
-	url := "http://" + closedPort(t) + "/"
+	addr, _ := deadPort(t)
+	url := "http://" + addr + "/"
 	out, stderr, code := runFolio(t, "add", "-D", dir, url)
 	if code != 3 {
 		t.Fatalf("add exit %d, want 3\n%s\n%s", code, out, stderr)
