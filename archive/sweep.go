@@ -26,7 +26,6 @@ type TouchLog struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
-	seen map[string]bool
 }
 
 // OpenTouchLog opens the log at path for a run holding the collection's
@@ -52,7 +51,7 @@ func OpenTouchLog(path string, sweep func(dir string) error, onError func(error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	l := &TouchLog{f: f, path: path, seen: map[string]bool{}}
+	l := &TouchLog{f: f, path: path}
 	if err := l.Note(again...); err != nil {
 		f.Close()
 		return nil, err
@@ -76,7 +75,9 @@ func touchedDirs(data []byte) []string {
 	return out
 }
 
-// Note records dirs (in one write) unless this run noted them already.
+// Note records dirs in one write. A folder noted twice is written twice
+// (touchedDirs reads it once): a set of every folder noted would grow
+// with the collection on an export --full.
 func (l *TouchLog) Note(dirs ...string) error {
 	if l == nil {
 		return nil
@@ -85,10 +86,6 @@ func (l *TouchLog) Note(dirs ...string) error {
 	defer l.mu.Unlock()
 	var b []byte
 	for _, d := range dirs {
-		if l.seen[d] {
-			continue
-		}
-		l.seen[d] = true
 		q, _ := json.Marshal(d)
 		b = append(append(b, q...), '\n')
 	}
