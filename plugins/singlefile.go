@@ -37,15 +37,11 @@ func (p *SingleFile) Run(ctx context.Context, job *Job) Outcome {
 		return *o
 	}
 	cancel()
-	dom, err := job.Page.HTML(ctx)
+	doc, err := job.Page.Capture(ctx)
 	if err != nil {
 		return failed("read the DOM: %v", err)
 	}
-	base := job.Page.FinalURL
-	if base == "" {
-		base = job.URL
-	}
-	page, err := inline(ctx, job, dom, base)
+	page, err := inline(ctx, job, doc.HTML, doc.URL)
 	if err != nil {
 		return failed("%v", err)
 	}
