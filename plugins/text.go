@@ -9,7 +9,8 @@ import (
 	"time"
 
 	readability "codeberg.org/readeck/go-readability/v2"
-	"golang.org/x/net/html"
+
+	"github.com/folio-archive/folio/htmltext"
 )
 
 // Readability writes readability/content.html, content.txt and
@@ -85,50 +86,12 @@ func (p *HTMLToText) Run(ctx context.Context, job *Job) Outcome {
 	if err != nil {
 		return failed("read the DOM: %v", err)
 	}
-	text := HTMLText(page)
+	text := htmltext.Of(page)
 	if len(text) < 10 {
 		return noResults("No text found")
 	}
 	return save(job, p.name, "htmltotext.txt", []byte(text))
 }
-
-// skippedText are the elements whose content is not page text.
-var skippedText = map[string]bool{"script": true, "style": true, "head": true, "meta": true, "link": true, "noscript": true, "template": true}
-
-// HTMLText is the text of an HTML document as htmltotext writes it.
-func HTMLText(doc string) string {
-	z := html.NewTokenizer(strings.NewReader(doc))
-	var b strings.Builder
-	depth := 0 // inside skipped elements
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return strings.TrimSpace(b.String())
-		case html.StartTagToken:
-			name, _ := z.TagName()
-			if skippedText[string(name)] && !voidElement(string(name)) {
-				depth++
-			}
-		case html.EndTagToken:
-			name, _ := z.TagName()
-			if skippedText[string(name)] && !voidElement(string(name)) && depth > 0 {
-				depth--
-			}
-		case html.TextToken:
-			if depth > 0 {
-				continue
-			}
-			for _, w := range strings.Fields(string(z.Text())) {
-				if b.Len() > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(w)
-			}
-		}
-	}
-}
-
-func voidElement(name string) bool { return name == "meta" || name == "link" }
 
 var (
 	_ Plugin = (*Readability)(nil)

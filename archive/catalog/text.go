@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/folio-archive/folio/plugins"
+	"github.com/folio-archive/folio/htmltext"
 )
 
 // MaxText is how much capture text is indexed per snapshot: the first
@@ -85,7 +85,7 @@ func readText(absDir, relDir, name string) (string, []Problem) {
 		return "", []Problem{{relJoin(relDir, name), err}}
 	}
 	if name == htmlReadability {
-		data = []byte(plugins.HTMLText(string(data)))
+		data = []byte(htmltext.Of(string(data)))
 	}
 	data = bytes.TrimSpace(data[:min(len(data), MaxText)])
 	if !utf8.Valid(data) {
