@@ -136,7 +136,7 @@ func TestCaptureFrames(t *testing.T) {
 func TestCaptureWaitsForLateContent(t *testing.T) {
 	srv := serve(t)
 	p, f := load(t, testConfig(t), srv.URL+"/fidelity/page-late.html")
-	for _, want := range []string{"Inserted 300 ms after load", "Loaded when seen"} {
+	for _, want := range []string{`<div id="late">Inserted 300 ms after load</div>`, `<div id="watched">Loaded when seen</div>`} {
 		if !strings.Contains(f.HTML, want) {
 			t.Errorf("the capture lacks %q", want)
 		}
@@ -152,12 +152,12 @@ func TestCaptureWaitsForLateContent(t *testing.T) {
 }
 
 // A page whose network never goes quiet is read when
-// CHROME_SETTLE_TIMEOUT runs out.
+// CHROME_SETTLE_TIMEOUT runs out, with what came after its load event.
 func TestCaptureAPageThatNeverSettles(t *testing.T) {
 	srv := serve(t)
 	_, f := load(t, testConfig(t, "CHROME_SETTLE_TIMEOUT", "1"), srv.URL+"/fidelity/page-longpoll.html")
-	if !strings.Contains(f.HTML, "Polling.") {
-		t.Errorf("the capture lacks the text set at load: %.300s", f.HTML)
+	if !strings.Contains(f.HTML, `<p id="said">Polling since the load event.</p>`) {
+		t.Errorf("the capture lacks the text set after load: %.300s", f.HTML)
 	}
 }
 

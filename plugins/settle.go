@@ -19,12 +19,15 @@ import (
 // in flight and none started or ended, and no node added, removed or
 // changed in its document, for quietWindow. It is then scrolled through
 // once, a viewport at a time (lazy loaders and loading=lazy images start
-// when they come into view), put back where it was, and waited for again.
+// when they come into view), put back where it was, and waited for again
+// (for scrolledWindow from the end of the scroll: what scrolling started
+// has begun by then, and the page was quiet before).
 // CHROME_SETTLE_TIMEOUT bounds all of it: a page that never goes quiet (a
 // long poll, an animation that rewrites the DOM) is read when it runs out.
 const (
-	quietWindow = 500 * time.Millisecond
-	maxScrolls  = 50 // viewports scrolled through at most
+	quietWindow    = 500 * time.Millisecond
+	scrolledWindow = 250 * time.Millisecond
+	maxScrolls     = 50 // viewports scrolled through at most
 )
 
 // SettleTimeout is CHROME_SETTLE_TIMEOUT: how long at most a loaded page
@@ -85,23 +88,30 @@ func (t *traffic) event(ev any) {
 	}
 }
 
+// touch counts now as the last request event.
+func (t *traffic) touch() {
+	t.mu.Lock()
+	t.last = time.Now()
+	t.mu.Unlock()
+}
+
 // idle waits until no request is in flight and none started or ended for
-// quietWindow, and returns the event count then; false when the deadline
-// or ctx came first.
-func (t *traffic) idle(ctx context.Context, deadline time.Time) (int, bool) {
+// window, and returns the event count then; false when the deadline or
+// ctx came first.
+func (t *traffic) idle(ctx context.Context, window time.Duration, deadline time.Time) (int, bool) {
 	for {
 		t.mu.Lock()
 		busy, since, seq := len(t.inflight) > 0, time.Since(t.last), t.seq
 		t.mu.Unlock()
-		if !busy && since >= quietWindow {
+		if !busy && since >= window {
 			return seq, true
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
 			return seq, false
 		}
-		if !busy && quietWindow-since < wait {
-			wait = quietWindow - since
+		if !busy && window-since < wait {
+			wait = window - since
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -141,9 +151,9 @@ const settleJS = `(() => {
 		check();
 	});
 	// frame resolves after the next rendering update (when intersection
-	// observers have run), or after 100 ms in a tab that does not render.
+	// observers have run), or after 500 ms in a tab that does not render.
 	const frame = () => new Promise(resolve => {
-		const t = setTimeout(resolve, 100);
+		const t = setTimeout(resolve, 500);
 		requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(t); resolve(); }));
 	});
 	// scroll goes through the page a viewport at a time and back to where
@@ -177,15 +187,15 @@ func settle(ctx, tab context.Context, net *traffic, limit time.Duration) error {
 	if err == nil {
 		_, err = eval[any](sctx, w.ExecutionContextID, settleJS)
 	}
-	quiet := func() {
+	quiet := func(window time.Duration) {
 		for {
-			seq, ok := net.idle(sctx, deadline)
+			seq, ok := net.idle(sctx, window, deadline)
 			if !ok {
 				return
 			}
 			if err == nil {
 				left := time.Until(deadline).Milliseconds()
-				calm, qerr := eval[bool](sctx, w.ExecutionContextID, fmt.Sprintf("folioSettle.quiet(%d, %d)", quietWindow.Milliseconds(), left))
+				calm, qerr := eval[bool](sctx, w.ExecutionContextID, fmt.Sprintf("folioSettle.quiet(%d, %d)", window.Milliseconds(), left))
 				if qerr != nil || !calm {
 					return
 				}
@@ -195,11 +205,13 @@ func settle(ctx, tab context.Context, net *traffic, limit time.Duration) error {
 			}
 		}
 	}
-	quiet()
+	quiet(quietWindow)
 	if err == nil && time.Now().Before(deadline) {
 		left := time.Until(deadline).Milliseconds()
-		if scrolled, _ := eval[bool](sctx, w.ExecutionContextID, fmt.Sprintf("folioSettle.scroll(%d, %d)", maxScrolls, left)); scrolled {
-			quiet()
+		scrolled, _ := eval[bool](sctx, w.ExecutionContextID, fmt.Sprintf("folioSettle.scroll(%d, %d)", maxScrolls, left))
+		if scrolled {
+			net.touch()
+			quiet(scrolledWindow)
 		}
 	}
 	return ctx.Err()
