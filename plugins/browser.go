@@ -86,6 +86,12 @@ func (b *Browser) start() error {
 			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true),
 			chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("hide-scrollbars", true),
 			chromedp.Flag("mute-audio", true), chromedp.Flag("disable-quic", true),
+			// Frames of other sites run in the page's process, where one
+			// DevTools session reads and watches them all (Page.Capture,
+			// settle). The profile is folio's own and empty: there is no
+			// reader's data for a page to reach across sites.
+			chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
+			chromedp.Flag("disable-site-isolation-trials", true),
 			chromedp.UserAgent(b.cfg.Get("USER_AGENT")),
 		}
 		if !b.cfg.Bool("CHECK_SSL_VALIDITY", true) {
@@ -209,7 +215,9 @@ type Page struct {
 }
 
 // Load opens a tab and navigates it to url, waiting for the load event at
-// most cfg's CHROME_PAGELOAD_TIMEOUT, with cfg's viewport. The returned
+// most cfg's CHROME_PAGELOAD_TIMEOUT, with cfg's viewport; then for the
+// page to settle and be scrolled through (see settle, at most
+// CHROME_SETTLE_TIMEOUT), then CHROME_DELAY_AFTER_LOAD. The returned
 // Page is never nil; its Err says what went wrong.
 func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 	p := &Page{URL: url}
@@ -227,9 +235,11 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 	main := cdp.FrameID(chromedp.FromContext(tab).Target.TargetID)
 	var mu sync.Mutex
 	requests := map[network.RequestID]network.Headers{}
+	net := newTraffic()
 	lctx, stop := context.WithCancel(tab)
 	defer stop()
 	if err := chromedp.Listen(lctx, func(ev any) {
+		net.event(ev)
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev := ev.(type) {
@@ -259,6 +269,9 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 	defer context.AfterFunc(ctx, ncancel)()
 	_, err = chromedp.Call(nctx, network.Enable, network.EnableParams{})
 	if err == nil {
+		_, err = chromedp.Call(nctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: keepDrawingsJS})
+	}
+	if err == nil {
 		_, err = chromedp.Run(nctx, chromedp.EmulateViewport(int64(w), int64(h)))
 	}
 	if err == nil {
@@ -287,6 +300,13 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 	}
 	if p.Err == nil && status >= 400 {
 		p.Err = fmt.Errorf("the page answered HTTP %d %s", status, p.StatusText)
+	}
+	if p.Err == nil {
+		if limit, err := cfg.SettleTimeout(); err != nil {
+			p.Err = err
+		} else if limit > 0 {
+			p.Err = settle(ctx, tab, net, limit)
+		}
 	}
 	if p.Err == nil {
 		if d, ok := cfg.seconds("CHROME_DELAY_AFTER_LOAD"); ok {

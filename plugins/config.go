@@ -30,6 +30,7 @@ var Defaults = map[string]string{
 	"CHROME_CDP_URL":          "",
 	"CHROME_PAGELOAD_TIMEOUT": "",
 	"CHROME_DELAY_AFTER_LOAD": "0",
+	"CHROME_SETTLE_TIMEOUT":   "5",
 	"STATICFILE_MAX_SIZE":     "1073741824",
 	"SNAPSHOT_USER":           "system",
 }
@@ -186,6 +187,9 @@ func (c Config) Resolution(plugin string) (w, h int, err error) {
 // Validate checks the settings a run depends on, naming the bad one.
 func (c Config) Validate() error {
 	if _, _, err := c.Resolution("screenshot"); err != nil {
+		return err
+	}
+	if _, err := c.SettleTimeout(); err != nil {
 		return err
 	}
 	for _, k := range []string{"TIMEOUT", "CHROME_PAGELOAD_TIMEOUT"} {
