@@ -29,6 +29,9 @@ var urlAttrs = []struct{ sel, attr string }{
 func resourceURLs(doc *goquery.Document, base *url.URL) []string {
 	var urls []string
 	add := func(_ int, s *goquery.Selection, attr string) {
+		if _, cur := s.Attr(MarkCurrent); cur && attr == "src" {
+			return // the image shown is the current one, not the fallback
+		}
 		for _, a := range s.Nodes[0].Attr {
 			if a.Key == attr {
 				u, _ := resolve(a.Val, base)

@@ -1,0 +1,238 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The singlefile inliner's tests: a capture (a Frame, written by hand with
+// the markers Page.Capture writes, or read from a real page) is inlined
+// against resources on a loopback server, and the result is loaded from
+// file:// in the real Chromium with the server gone.
+
+// site is a loopback server of fixed files that counts folio's requests
+// for each path (not the browser's, which say what they fetch for).
+type site struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+type file struct {
+	ct   string
+	body string
+}
+
+func newSite(t *testing.T, files map[string]file) *site {
+	t.Helper()
+	s := &site{hits: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Sec-Fetch-Dest") == "" {
+			s.mu.Lock()
+			s.hits[r.URL.Path]++
+			s.mu.Unlock()
+		}
+		f, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", f.ct)
+		w.Write([]byte(f.body))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *site) hit(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// pngOf is a w×h PNG of one colour.
+func pngOf(w, h int, c color.Color) string {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	return b.String()
+}
+
+func pngFile(w, h int, c color.Color) file { return file{"image/png", pngOf(w, h, c)} }
+
+var (
+	red   = color.RGBA{255, 0, 0, 255}
+	green = color.RGBA{0, 128, 0, 255}
+	blue  = color.RGBA{0, 0, 255, 255}
+)
+
+// inlineFrame inlines a capture with a real HTTP client.
+func inlineFrame(t *testing.T, f *Frame) string {
+	t.Helper()
+	cfg := testConfig(t)
+	out, err := inline(context.Background(), &Job{Config: cfg, HTTP: NewHTTPClient(cfg)}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "data-folio-") || strings.Contains(strings.ToLower(out), "<script") {
+		t.Errorf("the inlined page keeps a marker or a script: %.2000s", out)
+	}
+	return out
+}
+
+// offline loads a saved page from file:// in Chromium and returns its
+// tab's context.
+func offline(t *testing.T, page string) context.Context {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "singlefile.html")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return open(t, "file://"+path)
+}
+
+func open(t *testing.T, url string) context.Context {
+	t.Helper()
+	p := browser(t).Load(context.Background(), url, testConfig(t))
+	t.Cleanup(p.Close)
+	if p.Err != nil {
+		t.Fatal(p.Err)
+	}
+	ctx, cancel, _ := p.Context(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// eval runs js in the tab (awaiting a promise) and returns its value.
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// A canvas the capture read the pixels of shows them offline, at the
+// size the canvas had, with its id, class and style.
+func TestSingleFileFreezesCanvases(t *testing.T) {
+	pixels := "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte(pngOf(80, 40, red)))
+	out := inlineFrame(t, &Frame{URL: "http://127.0.0.1:1/", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head>
+<style>.k { border: 0 }</style></head><body>
+<canvas id="c" class="k" width="80" height="40" data-folio-canvas="` + pixels + `">fallback</canvas>
+<canvas id="hidpi" width="80" height="40" style="width: 40px" data-folio-canvas="` + pixels + `"></canvas>
+</body></html>`})
+	if strings.Contains(out, "<canvas") {
+		t.Errorf("a canvas is left: %.600s", out)
+	}
+	ctx := offline(t, out)
+	got := eval[string](t, ctx, `[...document.querySelectorAll("#c, #hidpi")].map(i => {
+		const r = i.getBoundingClientRect();
+		return i.tagName + " " + i.className + " " + (i.complete && i.naturalWidth) + " " + r.width + "x" + r.height;
+	}).join(", ")`)
+	if want := "IMG k 80 80x40, IMG  80 40x20"; got != want {
+		t.Errorf("offline canvases: %q, want %q", got, want)
+	}
+}
+
+// Declarative shadow roots keep their content, styles (adopted ones
+// included) and images offline, without their scripts.
+func TestSingleFileKeepsShadowRoots(t *testing.T) {
+	s := newSite(t, map[string]file{"/bg.png": pngFile(4, 4, green), "/in.png": pngFile(6, 3, blue)})
+	out := inlineFrame(t, &Frame{URL: s.URL + "/page.html", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head></head><body>
+<div id="host"><template shadowrootmode="open"><style>p { background: url(bg.png) }</style>
+<style data-folio-adopted="">p { color: rgb(0, 128, 0) }</style>
+<p>inside</p><img src="in.png"><script>document.title = "ran"</script>
+<span id="nested"><template shadowrootmode="closed"><b>deep</b></template></span></template></div>
+</body></html>`})
+	s.Close()
+	ctx := offline(t, out)
+	got := eval[string](t, ctx, `(() => {
+		const root = document.getElementById("host").shadowRoot;
+		if (!root) return "no shadow root";
+		const p = getComputedStyle(root.querySelector("p")), img = root.querySelector("img");
+		return [p.color, p.backgroundImage.slice(0, 26), img.complete && img.naturalWidth,
+			root.querySelectorAll("script").length, document.title, root.getElementById("nested").textContent].join(" | ");
+	})()`)
+	if want := `rgb(0, 128, 0) | url("data:image/png;base64 | 6 | 0 |  | `; got != want {
+		t.Errorf("offline shadow root: %q, want %q", got, want)
+	}
+}
+
+// A captured frame's document is embedded, inlined by the same rules
+// against its own URL: an iframe's as srcdoc, a frameset's frame's as a
+// data: URL. Each resource is fetched once for the whole page.
+func TestSingleFileEmbedsFrames(t *testing.T) {
+	s := newSite(t, map[string]file{
+		"/sub/pic.png":   pngFile(30, 10, red),
+		"/sub/style.css": {"text/css", "#pic { border: 2px solid rgb(0, 0, 255) }"},
+	})
+	inner := &Frame{URL: s.URL + "/sub/inner.html", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head>
+<link rel="stylesheet" href="style.css"></head><body><img id="pic" src="pic.png"><script>document.title = "ran"</script>
+<iframe id="deeper" data-folio-frame="0" src="deeper.html"></iframe><iframe id="lost" src="lost.html"></iframe></body></html>`,
+		Frames: map[string]*Frame{"0": {URL: s.URL + "/sub/deeper.html", Charset: "UTF-8", HTML: `<html><body><img id="again" src="pic.png"></body></html>`}}}
+	out := inlineFrame(t, &Frame{URL: s.URL + "/index.html", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head></head><body>
+<iframe id="f" data-folio-frame="1" src="sub/inner.html" width="300" height="200"></iframe></body></html>`,
+		Frames: map[string]*Frame{"1": inner}})
+	s.Close()
+	if n := s.hit("/sub/pic.png"); n != 1 {
+		t.Errorf("pic.png fetched %d times, want once", n)
+	}
+	ctx := offline(t, out)
+	got := eval[string](t, ctx, `new Promise(done => setTimeout(() => {
+		const d = document.getElementById("f").contentDocument, pic = d.getElementById("pic");
+		const deeper = d.getElementById("deeper").contentDocument.getElementById("again");
+		done([pic.complete && pic.naturalWidth, getComputedStyle(pic).borderTopColor, deeper.naturalWidth,
+			d.getElementById("lost").hasAttribute("src"), d.title].join(" | "));
+	}, 100))`)
+	if want := "30 | rgb(0, 0, 255) | 30 | false | "; got != want {
+		t.Errorf("offline frames: %q, want %q", got, want)
+	}
+
+	frameset := inlineFrame(t, &Frame{URL: "http://127.0.0.1:1/", Charset: "UTF-8",
+		HTML:   `<html><head></head><frameset cols="50%,50%"><frame data-folio-frame="a" src="a.html"><frame src="b.html"></frameset></html>`,
+		Frames: map[string]*Frame{"a": {URL: "http://127.0.0.1:1/a.html", Charset: "UTF-8", HTML: `<p>framed</p><script>x()</script>`}}})
+	_, b64, ok := strings.Cut(frameset, `src="data:text/html;charset=utf-8;base64,`)
+	if !ok {
+		t.Fatalf("the frame has no data: URL: %s", frameset)
+	}
+	doc, _ := base64.StdEncoding.DecodeString(b64[:strings.IndexByte(b64, '"')])
+	if !strings.Contains(string(doc), "<p>framed</p>") || strings.Contains(string(doc), "<script") || strings.Count(frameset, "src=") != 1 {
+		t.Errorf("frameset: %s\nframe document: %s", frameset, doc)
+	}
+}
+
+// Form state the capture read becomes the attributes that show it, and a
+// style sheet a script changed is saved as the CSSOM held it.
+func TestSingleFileKeepsFormState(t *testing.T) {
+	out := inlineFrame(t, &Frame{URL: "http://127.0.0.1:1/", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head>
+<style data-folio-cssom="#s { color: rgb(0, 128, 0) }">#s { color: red }</style></head><body>
+<input id="t" value="typed in html" data-folio-value="typed later">
+<textarea id="a" data-folio-value="new &lt;text&gt;">old</textarea>
+<input id="c" type="checkbox" data-folio-checked="true"><input id="r" type="radio" checked="" data-folio-checked="false">
+<select id="sel"><option selected="" data-folio-chosen="false">one</option><option data-folio-chosen="true">two</option></select>
+<p id="s">styled</p></body></html>`})
+	ctx := offline(t, out)
+	got := eval[string](t, ctx, `[t.value, a.value, c.checked, r.checked, sel.value, getComputedStyle(s).color].join(" | ")`)
+	if want := "typed later | new <text> | true | false | two | rgb(0, 128, 0)"; got != want {
+		t.Errorf("offline form state: %q, want %q", got, want)
+	}
+}
