@@ -23,7 +23,7 @@ const maxImportDepth = 5
 // the one a sheet that does not say its own is read in.
 func (in *inliner) styles(doc *goquery.Document, base *url.URL, charset string) {
 	doc.Find("style").Each(func(_ int, s *goquery.Selection) {
-		setRawText(s.Nodes[0], in.css(s.Text(), base, "utf-8", true))
+		setRawText(s.Nodes[0], in.css(s.Text(), base, charset, true)) // its imports are read in the document's encoding
 	})
 	doc.Find("link[rel~=stylesheet]").Each(func(_ int, s *goquery.Selection) {
 		href, _ := s.Attr("href")

@@ -13,15 +13,16 @@ import (
 // the URL-bearing attributes of the HTML standard.
 
 // urlAttrs are the attributes whose URL a browser still loads to render
-// the element, each made a data: URL. An svg image's or feImage's href
-// may be xlink:href: attribute names match without their namespace.
+// the element, each made a data: URL (an SVG feImage's href too, see
+// attributes). An svg image's href may be xlink:href: attribute names
+// match without their namespace.
 var urlAttrs = []struct{ sel, attr string }{
 	{"img[src]", "src"}, {"input[type=image][src]", "src"}, {"video[poster]", "poster"},
 	{"link[rel~=icon][href]", "href"}, {"link[rel~=apple-touch-icon][href]", "href"},
 	{"source[src]", "src"}, {"audio[src]", "src"}, {"video[src]", "src"}, {"track[src]", "src"},
 	{"body[background], table[background], thead[background], tbody[background], tfoot[background], " +
 		"tr[background], td[background], th[background]", "background"},
-	{"image, feImage, feimage", "href"},
+	{"image", "href"},
 }
 
 // resourceURLs lists the resources the document's attributes and linked
@@ -56,6 +57,15 @@ func (in *inliner) attributes(doc *goquery.Document, base *url.URL) {
 			n := s.Nodes[0]
 			for i := range n.Attr {
 				if n.Attr[i].Key == a.attr {
+					n.Attr[i].Val = in.dataURL(n.Attr[i].Val, base)
+				}
+			}
+		})
+	}
+	for _, n := range doc.Nodes {
+		walkElements(n, func(n *html.Node) { // a selector does not match its capital I
+			for i := range n.Attr {
+				if n.Data == "feImage" && n.Attr[i].Key == "href" {
 					n.Attr[i].Val = in.dataURL(n.Attr[i].Val, base)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -121,9 +122,12 @@ func open(t *testing.T, url string) context.Context {
 	return ctx
 }
 
-// eval runs js in the tab (awaiting a promise) and returns its value.
+// eval runs js in the tab (awaiting a promise, for 30 seconds at most)
+// and returns its value.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("evaluate %s: %v", js, err)
@@ -154,14 +158,16 @@ func TestSingleFileFreezesCanvases(t *testing.T) {
 }
 
 // Declarative shadow roots keep their content, styles (adopted ones
-// included) and images offline, without their scripts.
+// included), images and sprite symbols (in the shadow tree, where its ids
+// are) offline, without their scripts.
 func TestSingleFileKeepsShadowRoots(t *testing.T) {
-	s := newSite(t, map[string]file{"/bg.png": pngFile(4, 4, green), "/in.png": pngFile(6, 3, blue)})
+	s := newSite(t, map[string]file{"/bg.png": pngFile(4, 4, green), "/in.png": pngFile(6, 3, blue),
+		"/sprite.svg": {"image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg"><symbol id="s" viewBox="0 0 2 2"><rect width="2" height="2"/></symbol></svg>`}})
 	out := inlineFrame(t, &Frame{URL: s.URL + "/page.html", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head></head><body>
 <div id="host"><template shadowrootmode="open"><style>p { background: url(bg.png) }</style>
 <style data-folio-adopted="">p { color: rgb(0, 128, 0) }</style>
 <p>inside</p><img src="in.png"><script>document.title = "ran"</script>
-<span id="nested"><template shadowrootmode="closed"><b>deep</b></template></span></template></div>
+<svg width="8" height="8"><use href="sprite.svg#s"/></svg><span id="nested"><template shadowrootmode="closed"><b>deep</b></template></span></template></div>
 </body></html>`})
 	s.Close()
 	ctx := offline(t, out)
@@ -170,9 +176,10 @@ func TestSingleFileKeepsShadowRoots(t *testing.T) {
 		if (!root) return "no shadow root";
 		const p = getComputedStyle(root.querySelector("p")), img = root.querySelector("img");
 		return [p.color, p.backgroundImage.slice(0, 26), img.complete && img.naturalWidth,
-			root.querySelectorAll("script").length, document.title, root.getElementById("nested").textContent].join(" | ");
+			root.querySelectorAll("script").length, document.title, root.getElementById("nested").textContent,
+			root.querySelector("use").getBBox().width].join(" | ");
 	})()`)
-	if want := `rgb(0, 128, 0) | url("data:image/png;base64 | 6 | 0 |  | `; got != want {
+	if want := `rgb(0, 128, 0) | url("data:image/png;base64 | 6 | 0 |  |  | 8`; got != want {
 		t.Errorf("offline shadow root: %q, want %q", got, want)
 	}
 }
@@ -197,12 +204,12 @@ func TestSingleFileEmbedsFrames(t *testing.T) {
 		t.Errorf("pic.png fetched %d times, want once", n)
 	}
 	ctx := offline(t, out)
-	got := eval[string](t, ctx, `new Promise(done => setTimeout(() => {
+	got := eval[string](t, ctx, `new Promise(done => setTimeout(() => { try {
 		const d = document.getElementById("f").contentDocument, pic = d.getElementById("pic");
 		const deeper = d.getElementById("deeper").contentDocument.getElementById("again");
 		done([pic.complete && pic.naturalWidth, getComputedStyle(pic).borderTopColor, deeper.naturalWidth,
 			d.getElementById("lost").hasAttribute("src"), d.title].join(" | "));
-	}, 100))`)
+	} catch (e) { done(String(e)) } }, 100))`)
 	if want := "30 | rgb(0, 0, 255) | 30 | false | "; got != want {
 		t.Errorf("offline frames: %q, want %q", got, want)
 	}
