@@ -92,9 +92,9 @@ func (in *inliner) attributes(doc *goquery.Document, base *url.URL) {
 
 // applyState writes the form state and the CSSOM the capture read
 // (MarkValue, MarkChecked, MarkChosen, MarkCSSOM) into the markup, where
-// a page without scripts shows them.
+// a page without scripts shows them. A password typed in is not saved.
 func applyState(doc *goquery.Document) {
-	doc.Find("[" + MarkValue + "]").Each(func(_ int, s *goquery.Selection) {
+	doc.Find("[" + MarkValue + "]").Not("input[type=password i]").Each(func(_ int, s *goquery.Selection) {
 		v, _ := s.Attr(MarkValue)
 		if goquery.NodeName(s) == "textarea" {
 			n := s.Nodes[0]

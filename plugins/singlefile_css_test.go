@@ -86,3 +86,42 @@ p { color: rgb(0, 0, 255) }`},
 		t.Errorf("offline: %s\nlive     %s", got, live)
 	}
 }
+
+func TestImportRules(t *testing.T) {
+	for _, c := range []struct{ css, want string }{
+		{`@import url(x.css) layer(base) supports(display:grid) screen and (min-width:10px);p{}`,
+			"x.css: @media screen and (min-width:10px) {\n@supports (display:grid) {\n@layer base {\nS\n}\n}\n} | p{}"},
+		{`@charset "utf-8"; /* c */ @layer a, b; @import "y.css" layer; @import 'z.css' supports(not (display: grid)) all;`,
+			"y.css: @layer {\nS\n} | z.css: @supports not (display: grid) {\nS\n} | "},
+		{`@import url("a;b.css") print; @media print { @import "late.css"; }`, "a;b.css: @media print {\nS\n} | @media print { @import \"late.css\"; }"},
+		{`p { color: red } @import "after.css";`, `p { color: red } @import "after.css";`},
+		{`@import nonsense; @import url(ok.css);`, "ok.css: S | "},
+	} {
+		_, imports, rest := splitImports(c.css)
+		var got []string
+		for _, im := range imports {
+			got = append(got, im.url+": "+im.wrap("S"))
+		}
+		if s := strings.Join(append(got, rest), " | "); s != c.want {
+			t.Errorf("%s:\n%q\nwant\n%q", c.css, s, c.want)
+		}
+	}
+}
+
+// The parsers of a page's style sheets and srcsets take any text.
+func FuzzSplitImports(f *testing.F) {
+	for _, s := range []string{`@import url(x.css) layer(a) supports(display:grid) print;`, `@charset "x"; @layer a; @import "y`, `@import url(`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, css string) {
+		head, imports, rest := splitImports(css)
+		if len(head)+len(rest) > len(css) {
+			t.Errorf("splitImports grew %q", css)
+		}
+		for _, im := range imports {
+			im.wrap("")
+		}
+		parseSrcset(css)
+		decodeCSS([]byte(css), css, css)
+	})
+}

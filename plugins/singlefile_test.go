@@ -232,14 +232,14 @@ func TestSingleFileEmbedsFrames(t *testing.T) {
 func TestSingleFileKeepsFormState(t *testing.T) {
 	out := inlineFrame(t, &Frame{URL: "http://127.0.0.1:1/", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head>
 <style data-folio-cssom="#s { color: rgb(0, 128, 0) }">#s { color: red }</style></head><body>
-<input id="t" value="typed in html" data-folio-value="typed later">
+<input id="t" value="typed in html" data-folio-value="typed later"><input id="pw" type="password" data-folio-value="secret">
 <textarea id="a" data-folio-value="new &lt;text&gt;">old</textarea>
 <input id="c" type="checkbox" data-folio-checked="true"><input id="r" type="radio" checked="" data-folio-checked="false">
 <select id="sel"><option selected="" data-folio-chosen="false">one</option><option data-folio-chosen="true">two</option></select>
 <p id="s">styled</p></body></html>`})
 	ctx := offline(t, out)
-	got := eval[string](t, ctx, `[t.value, a.value, c.checked, r.checked, sel.value, getComputedStyle(s).color].join(" | ")`)
-	if want := "typed later | new <text> | true | false | two | rgb(0, 128, 0)"; got != want {
+	got := eval[string](t, ctx, `[t.value, a.value, c.checked, r.checked, sel.value, getComputedStyle(s).color, pw.value].join(" | ")`)
+	if want := "typed later | new <text> | true | false | two | rgb(0, 128, 0) | "; got != want {
 		t.Errorf("offline form state: %q, want %q", got, want)
 	}
 }
