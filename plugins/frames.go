@@ -7,11 +7,11 @@ import (
 	"github.com/PuerkitoBio/goquery"
 )
 
-// maxFrameDepth bounds frames inside frames; maxFrameHTML bounds one
+// maxFrameNesting bounds frames inside frames; maxFrameHTML bounds one
 // inlined frame document. A frame past either is left empty.
 const (
-	maxFrameDepth = 5
-	maxFrameHTML  = 64 << 20
+	maxFrameNesting = 5
+	maxFrameHTML    = 64 << 20
 )
 
 // frames embeds the document of each frame the capture read (the
@@ -22,13 +22,13 @@ const (
 func (in *inliner) frames(doc *goquery.Document, f *Frame, base *url.URL, depth int) {
 	doc.Find("iframe, frame").Each(func(_ int, s *goquery.Selection) {
 		iframe := goquery.NodeName(s) == "iframe"
-		sub := f.Frames[attr(s, MarkFrame)]
+		sub := f.Frames[attrVal(s, MarkFrame)]
 		if srcdoc, ok := s.Attr("srcdoc"); ok && sub == nil && iframe {
 			sub = &Frame{URL: base.String(), HTML: srcdoc, Charset: "UTF-8"}
 		}
 		s.RemoveAttr("src")
 		s.RemoveAttr("srcdoc")
-		if sub == nil || depth >= maxFrameDepth {
+		if sub == nil || depth >= maxFrameNesting {
 			return
 		}
 		page, err := in.document(sub, depth+1)

@@ -44,7 +44,7 @@ func (in *inliner) images(doc *goquery.Document, base *url.URL) {
 			}
 		}
 		if density == 0 {
-			for _, c := range parseSrcset(attr(s, "srcset")) {
+			for _, c := range parseSrcset(attrVal(s, "srcset")) {
 				if u, _ := resolve(c.url, base); u == cur && c.x > 0 {
 					density = c.x
 				}
@@ -77,7 +77,7 @@ func (in *inliner) images(doc *goquery.Document, base *url.URL) {
 	})
 }
 
-func attr(s *goquery.Selection, name string) string {
+func attrVal(s *goquery.Selection, name string) string {
 	v, _ := s.Attr(name)
 	return v
 }
@@ -113,16 +113,16 @@ type candidate struct {
 // Width descriptors are turned into densities by the slot size sizes
 // gives (its last length in px or vw, else the whole viewport).
 func choose(s *goquery.Selection, viewport int) (candidate, bool) {
-	cs := parseSrcset(attr(s, "srcset"))
+	cs := parseSrcset(attrVal(s, "srcset"))
 	hasOne, hasW := false, false
 	for _, c := range cs {
 		hasOne = hasOne || c.x == 1
 		hasW = hasW || c.w > 0
 	}
-	if src := attr(s, "src"); src != "" && !hasOne && !hasW && goquery.NodeName(s) == "img" {
+	if src := attrVal(s, "src"); src != "" && !hasOne && !hasW && goquery.NodeName(s) == "img" {
 		cs = append(cs, candidate{url: src, x: 1})
 	}
-	slot := slotWidth(attr(s, "sizes"), viewport)
+	slot := slotWidth(attrVal(s, "sizes"), viewport)
 	best, found := candidate{}, false
 	for _, c := range cs {
 		if c.w > 0 {

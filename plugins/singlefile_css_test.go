@@ -28,7 +28,7 @@ func TestSingleFileDecodesStyleSheets(t *testing.T) {
 	if strings.Contains(out, "@charset") {
 		t.Error("an @charset rule is left in the page")
 	}
-	got := eval[string](t, offline(t, out), `["e", "f", "g", "h"].map(id => getComputedStyle(document.getElementById(id), "::after").content).join(" ")`)
+	got := evalJS[string](t, offline(t, out), `["e", "f", "g", "h"].map(id => getComputedStyle(document.getElementById(id), "::after").content).join(" ")`)
 	if want := `"café" "naïve" "€" "α"`; got != want {
 		t.Errorf("offline: %s, want %s", got, want)
 	}
@@ -74,7 +74,7 @@ p { color: rgb(0, 0, 255) }`},
 	})
 	const styles = `["x", "y", "z", "w"].map(id => { const s = getComputedStyle(document.getElementById(id));
 		return id + " " + s.color + " " + s.backgroundColor + " " + s.borderTopColor; }).join(", ")`
-	live := eval[string](t, open(t, s.URL+"/imports.html"), styles)
+	live := evalJS[string](t, open(t, s.URL+"/imports.html"), styles)
 	const want = "x rgb(0, 0, 255) rgb(0, 128, 0) rgb(0, 0, 255), y rgb(1, 2, 3) rgba(0, 0, 0, 0) rgb(1, 2, 3), " +
 		"z rgb(0, 0, 255) rgba(0, 0, 0, 0) rgb(4, 5, 6), w rgb(0, 0, 255) rgba(0, 0, 0, 0) rgb(0, 0, 255)"
 	if live != want {
@@ -82,7 +82,7 @@ p { color: rgb(0, 0, 255) }`},
 	}
 	page := savedPage(t, s.URL+"/imports.html")
 	s.Close()
-	if got := eval[string](t, offline(t, page), styles); got != live {
+	if got := evalJS[string](t, offline(t, page), styles); got != live {
 		t.Errorf("offline: %s\nlive     %s", got, live)
 	}
 }

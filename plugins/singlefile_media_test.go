@@ -37,13 +37,13 @@ func TestSingleFileKeepsTheChosenImage(t *testing.T) {
 		"/w200.png": pngFile(200, 100, green), "/w800.png": pngFile(800, 400, blue),
 		"/p1.png": pngFile(20, 20, green), "/p2.png": pngFile(40, 40, blue),
 	})
-	live := eval[string](t, open(t, s.URL+"/srcset.html"), imageSizes)
+	live := evalJS[string](t, open(t, s.URL+"/srcset.html"), imageSizes)
 	if want := "x 40 40x20, w 100 100x50, p 20 20x20, d 40 40x20"; live != want {
 		t.Fatalf("live images: %q, want %q", live, want)
 	}
 	page := savedPage(t, s.URL+"/srcset.html")
 	s.Close()
-	if got := eval[string](t, offline(t, page), imageSizes); got != live {
+	if got := evalJS[string](t, offline(t, page), imageSizes); got != live {
 		t.Errorf("offline images: %q, live %q", got, live)
 	}
 }
@@ -60,7 +60,7 @@ func TestSingleFileShowsCurrentSrc(t *testing.T) {
 	if strings.Contains(out, "<source") || s.hit("/small.png") != 0 {
 		t.Errorf("a source is kept or the fallback fetched (%d times): %.500s", s.hit("/small.png"), out)
 	}
-	if got, want := eval[string](t, offline(t, out), imageSizes), "a 40 40x20, b 20 20x10"; got != want {
+	if got, want := evalJS[string](t, offline(t, out), imageSizes), "a 40 40x20, b 20 20x10"; got != want {
 		t.Errorf("offline: %q, want %q", got, want)
 	}
 }
@@ -88,7 +88,7 @@ func TestSingleFileInlinesSprites(t *testing.T) {
 		t.Errorf("sprite fetched %d times, or a symbol not used copied", n)
 	}
 	ctx := offline(t, page)
-	boxes := eval[string](t, ctx, `[...document.querySelectorAll("#one use, #two use")].map(u => u.getBBox().width).join(" ")`)
+	boxes := evalJS[string](t, ctx, `[...document.querySelectorAll("#one use, #two use")].map(u => u.getBBox().width).join(" ")`)
 	if boxes != "40 40" {
 		t.Errorf("offline use boxes: %q, want 40 40", boxes)
 	}
@@ -129,7 +129,7 @@ func TestSingleFileInlinesLegacyAttributes(t *testing.T) {
 		t.Errorf("the page still refers to its server: %.3000s", page)
 	}
 	ctx := offline(t, page)
-	got := eval[string](t, ctx, `(() => {
+	got := evalJS[string](t, ctx, `(() => {
 		const bg = e => getComputedStyle(e).backgroundImage.slice(0, 26);
 		const xl = "http://www.w3.org/1999/xlink";
 		return [bg(document.body), bg(t), bg(document.querySelector("thead")), bg(document.querySelector("th")), bg(tr), bg(td),

@@ -122,9 +122,9 @@ func open(t *testing.T, url string) context.Context {
 	return ctx
 }
 
-// eval runs js in the tab (awaiting a promise, for 30 seconds at most)
+// evalJS runs js in the tab (awaiting a promise, for 30 seconds at most)
 // and returns its value.
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
+func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -148,7 +148,7 @@ func TestSingleFileFreezesCanvases(t *testing.T) {
 		t.Errorf("a canvas is left: %.600s", out)
 	}
 	ctx := offline(t, out)
-	got := eval[string](t, ctx, `[...document.querySelectorAll("#c, #hidpi")].map(i => {
+	got := evalJS[string](t, ctx, `[...document.querySelectorAll("#c, #hidpi")].map(i => {
 		const r = i.getBoundingClientRect();
 		return i.tagName + " " + i.className + " " + (i.complete && i.naturalWidth) + " " + r.width + "x" + r.height;
 	}).join(", ")`)
@@ -171,7 +171,7 @@ func TestSingleFileKeepsShadowRoots(t *testing.T) {
 </body></html>`})
 	s.Close()
 	ctx := offline(t, out)
-	got := eval[string](t, ctx, `(() => {
+	got := evalJS[string](t, ctx, `(() => {
 		const root = document.getElementById("host").shadowRoot;
 		if (!root) return "no shadow root";
 		const p = getComputedStyle(root.querySelector("p")), img = root.querySelector("img");
@@ -204,7 +204,7 @@ func TestSingleFileEmbedsFrames(t *testing.T) {
 		t.Errorf("pic.png fetched %d times, want once", n)
 	}
 	ctx := offline(t, out)
-	got := eval[string](t, ctx, `new Promise(done => setTimeout(() => { try {
+	got := evalJS[string](t, ctx, `new Promise(done => setTimeout(() => { try {
 		const d = document.getElementById("f").contentDocument, pic = d.getElementById("pic");
 		const deeper = d.getElementById("deeper").contentDocument.getElementById("again");
 		done([pic.complete && pic.naturalWidth, getComputedStyle(pic).borderTopColor, deeper.naturalWidth,
@@ -238,7 +238,7 @@ func TestSingleFileKeepsFormState(t *testing.T) {
 <select id="sel"><option selected="" data-folio-chosen="false">one</option><option data-folio-chosen="true">two</option></select>
 <p id="s">styled</p></body></html>`})
 	ctx := offline(t, out)
-	got := eval[string](t, ctx, `[t.value, a.value, c.checked, r.checked, sel.value, getComputedStyle(s).color, pw.value].join(" | ")`)
+	got := evalJS[string](t, ctx, `[t.value, a.value, c.checked, r.checked, sel.value, getComputedStyle(s).color, pw.value].join(" | ")`)
 	if want := "typed later | new <text> | true | false | two | rgb(0, 128, 0) | "; got != want {
 		t.Errorf("offline form state: %q, want %q", got, want)
 	}

@@ -57,7 +57,7 @@ func (sp *sprites) inline(in *inliner, doc *goquery.Document, base *url.URL) {
 	})
 	in.prefetch(urls)
 	d := &spriteDoc{ids: map[string]bool{}, copies: map[copyKey]string{}, scopes: map[*html.Node]*spriteScope{}}
-	doc.Find("[id]").Each(func(_ int, s *goquery.Selection) { d.ids[attr(s, "id")] = true })
+	doc.Find("[id]").Each(func(_ int, s *goquery.Selection) { d.ids[attrVal(s, "id")] = true })
 	body := doc.Find("body").First()
 	uses.Each(func(_ int, s *goquery.Selection) {
 		n := s.Nodes[0]
