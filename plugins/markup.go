@@ -6,7 +6,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 )
 
 // The parts of singlefile's inlining that read the capture's markers and
@@ -121,27 +120,28 @@ func applyState(doc *goquery.Document) {
 	})
 }
 
-// freezeCanvases replaces each canvas the capture read the pixels of
-// with an <img> of them. An img rather than the canvas with a background:
-// a canvas renders as its (empty) fallback content where scripting is
-// off, as in the sandboxed frame of folio's export viewer, while an img
-// shows everywhere. It keeps the canvas's attributes but width and
-// height: the image's natural size is the canvas's, so it lays out as
-// the canvas did (width/height on an img would fix a size CSS scales).
+// freezeCanvases gives each canvas the capture read the pixels of an
+// image of them. The canvas stays, so the page's CSS (canvas { … }
+// included) still lays it out: a blank canvas is transparent, and the
+// image is its background, sized to its content box as a canvas stretches
+// its bitmap. Where scripting is off (the sandboxed frame of folio's
+// export viewer) a canvas is no canvas but its fallback content; there
+// the same image, given once as a custom property, is its content:
+// url(), which Chromium draws as the element's image.
 func freezeCanvases(doc *goquery.Document) {
 	doc.Find("canvas[" + MarkCanvas + "]").Each(func(_ int, s *goquery.Selection) {
 		data, _ := s.Attr(MarkCanvas)
-		if !strings.HasPrefix(data, "data:image/") {
+		if !strings.HasPrefix(data, "data:image/") || strings.ContainsAny(data, `"\`) {
 			return
 		}
-		img := &html.Node{Type: html.ElementNode, Data: "img", DataAtom: atom.Img}
-		for _, a := range s.Nodes[0].Attr {
-			if a.Namespace == "" && a.Key != "width" && a.Key != "height" && a.Key != MarkCanvas && a.Key != "src" {
-				img.Attr = append(img.Attr, a)
-			}
+		style := strings.TrimSpace(attrVal(s, "style"))
+		if style != "" && !strings.HasSuffix(style, ";") {
+			style += ";"
 		}
-		img.Attr = append(img.Attr, html.Attribute{Key: "src", Val: data})
-		s.ReplaceWithNodes(img)
+		s.SetAttr("style", style+`--folio-canvas:url("`+data+`");background-image:var(--folio-canvas);`+
+			"background-repeat:no-repeat;background-origin:content-box;background-position:0 0;background-size:100% 100%;"+
+			"content:var(--folio-canvas)")
+		s.Empty()
 	})
 }
 

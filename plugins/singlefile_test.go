@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"html"
 	"image"
 	"image/color"
 	"image/png"
@@ -136,24 +137,46 @@ func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 }
 
 // A canvas the capture read the pixels of shows them offline, at the
-// size the canvas had, with its id, class and style.
+// size and place the page's CSS gives it, with scripts on (file://) and
+// off (a sandboxed frame, as folio's export viewer shows a capture).
 func TestSingleFileFreezesCanvases(t *testing.T) {
-	pixels := "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte(pngOf(80, 40, red)))
-	out := inlineFrame(t, &Frame{URL: "http://127.0.0.1:1/", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head>
-<style>.k { border: 0 }</style></head><body>
-<canvas id="c" class="k" width="80" height="40" data-folio-canvas="` + pixels + `">fallback</canvas>
-<canvas id="hidpi" width="80" height="40" style="width: 40px" data-folio-canvas="` + pixels + `"></canvas>
-</body></html>`})
-	if strings.Contains(out, "<canvas") {
-		t.Errorf("a canvas is left: %.600s", out)
+	pixels := func(c color.Color) string {
+		return "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte(pngOf(80, 40, c)))
 	}
-	ctx := offline(t, out)
-	got := evalJS[string](t, ctx, `[...document.querySelectorAll("#c, #hidpi")].map(i => {
-		const r = i.getBoundingClientRect();
-		return i.tagName + " " + i.className + " " + (i.complete && i.naturalWidth) + " " + r.width + "x" + r.height;
-	}).join(", ")`)
-	if want := "IMG k 80 80x40, IMG  80 40x20"; got != want {
-		t.Errorf("offline canvases: %q, want %q", got, want)
+	out := inlineFrame(t, &Frame{URL: "http://127.0.0.1:1/", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head>
+<style>body { margin: 0 } canvas { display: block; margin: 10px }</style></head><body>
+<canvas id="c" class="k" width="80" height="40" style="border:0" data-folio-canvas="` + pixels(red) + `">fallback</canvas>
+<canvas id="hidpi" width="80" height="40" style="width: 40px" data-folio-canvas="` + pixels(blue) + `"></canvas>
+</body></html>`})
+	sandboxed := `<!DOCTYPE html><html><body style="margin:0"><iframe sandbox="allow-same-origin" style="border:0;position:absolute;left:0;top:0;width:800px;height:600px" srcdoc="` +
+		html.EscapeString(out) + `"></iframe></body></html>`
+	for _, c := range []struct{ name, page, doc string }{
+		{"scripts on", out, "document"}, {"scripts off", sandboxed, `document.querySelector("iframe").contentDocument`},
+	} {
+		ctx := offline(t, c.page)
+		got := evalJS[string](t, ctx, `new Promise(done => setTimeout(() => done([...`+c.doc+`.querySelectorAll("#c, #hidpi")].map(e => {
+			const r = e.getBoundingClientRect();
+			return e.tagName + " " + e.className + " " + r.left + "," + r.top + " " + r.width + "x" + r.height;
+		}).join(", ")), 100))`)
+		if want := "CANVAS k 10,10 80x40, CANVAS  10,60 40x20"; got != want {
+			t.Errorf("%s: canvases %q, want %q", c.name, got, want)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []struct {
+			x, y int
+			want color.RGBA
+		}{{50, 30, red}, {30, 70, blue}} {
+			if r, g, b, _ := img.At(p.x, p.y).RGBA(); uint8(r>>8) != p.want.R || uint8(g>>8) != p.want.G || uint8(b>>8) != p.want.B {
+				t.Errorf("%s: pixel %d,%d is rgb(%d, %d, %d), want %v", c.name, p.x, p.y, r>>8, g>>8, b>>8, p.want)
+			}
+		}
 	}
 }
 
