@@ -118,6 +118,7 @@ var cssURL = regexp.MustCompile(`url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\
 // urls makes every url() of css a data: URL, fetching them a few at a
 // time first.
 func (in *inliner) urls(css string, base *url.URL) string {
+	css = imageSetURLs(css)
 	var refs []string
 	for _, g := range cssURL.FindAllStringSubmatch(css, -1) {
 		u, _ := resolve(g[1]+g[2]+g[3], base)
@@ -132,6 +133,38 @@ func (in *inliner) urls(css string, base *url.URL) string {
 		}
 		return `url("` + in.dataURL(ref, base) + `")`
 	})
+}
+
+var (
+	imageSet  = regexp.MustCompile(`(?i)(?:-webkit-)?image-set\(`)
+	setString = regexp.MustCompile(`(?i)url\(\s*(?:"[^"]*"|'[^']*'|[^)]*)\)|"[^"]*"|'[^']*'`)
+)
+
+// imageSetURLs writes the plain strings of image-set() as url()s, the
+// images they are.
+func imageSetURLs(css string) string {
+	var b strings.Builder
+	for {
+		loc := imageSet.FindStringIndex(css)
+		if loc == nil {
+			b.WriteString(css)
+			return b.String()
+		}
+		open := loc[1] - 1
+		b.WriteString(css[:open])
+		inner, after, ok := parens(css[open:])
+		if !ok {
+			b.WriteString(css[open:])
+			return b.String()
+		}
+		b.WriteString("(" + setString.ReplaceAllStringFunc(inner, func(m string) string {
+			if strings.HasPrefix(strings.ToLower(m), "url(") {
+				return m // a url() already
+			}
+			return "url(" + m + ")"
+		}) + ")")
+		css = after
+	}
 }
 
 // decodeCSS decodes a style sheet's bytes into UTF-8 the way CSS Syntax

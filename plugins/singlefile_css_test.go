@@ -125,3 +125,20 @@ func FuzzSplitImports(f *testing.F) {
 		decodeCSS([]byte(css), css, css)
 	})
 }
+
+// The images of image-set() are inlined, given as strings or url()s.
+func TestSingleFileInlinesImageSets(t *testing.T) {
+	s := newSite(t, map[string]file{"/a.png": pngFile(2, 2, red), "/b.png": pngFile(4, 4, blue)})
+	out := inlineFrame(t, &Frame{URL: s.URL + "/", Charset: "UTF-8", HTML: `<!DOCTYPE html><html><head><style>
+#i { background-image: image-set("a.png" 1x, url('b.png') 2x) }
+#j { background-image: -webkit-image-set('b.png' 1x, url(a.png) 2x) }
+</style></head><body><p id="i">i</p><p id="j">j</p></body></html>`})
+	s.Close()
+	if strings.Contains(out, ".png") {
+		t.Errorf("an image-set keeps a URL: %.800s", out)
+	}
+	got := evalJS[string](t, offline(t, out), `[i, j].map(e => getComputedStyle(e).backgroundImage.replace(/base64,[^"]*/g, "")).join(" | ")`)
+	if want := `image-set(url("data:image/png;") 1dppx, url("data:image/png;") 2dppx) | image-set(url("data:image/png;") 1dppx, url("data:image/png;") 2dppx)`; got != want {
+		t.Errorf("offline: %s\nwant     %s", got, want)
+	}
+}
