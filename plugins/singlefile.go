@@ -108,7 +108,7 @@ func (in *inliner) document(f *Frame, depth int) (string, error) {
 	in.styles(doc, base, f.Charset)
 	freezeCanvases(doc)
 	in.images(doc, base)
-	in.svg.inline(in, doc, base)
+	in.svg.inline(in, doc, base, f.URL)
 	in.attributes(doc, base)
 	absoluteLinks(doc, base)
 	in.frames(doc, f, base, depth)

@@ -73,6 +73,7 @@ func TestSingleFileInlinesSprites(t *testing.T) {
 		"/sprite.html": {"text/html", `<!DOCTYPE html><html><body style="margin:0"><p id="g">gradient clash</p><p id="star">star clash</p>
 <svg id="one" width="40" height="40" style="position:absolute;left:0;top:0"><use href="icons/sprite.svg#star"/></svg>
 <svg id="two" width="40" height="40" style="position:absolute;left:50px;top:0"><use xlink:href="icons/sprite.svg#dot"/></svg>
+<svg id="three" width="10" height="10" style="position:absolute;left:100px;top:0"><defs><rect id="own" width="10" height="10"/></defs><use href="sprite.html#own"/></svg>
 </body></html>`},
 		"/icons/sprite.svg": {"image/svg+xml", `<?xml version="1.0"?>
 <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">
@@ -84,13 +85,13 @@ func TestSingleFileInlinesSprites(t *testing.T) {
 	})
 	page := savedPage(t, s.URL+"/sprite.html")
 	s.Close()
-	if n := s.hit("/icons/sprite.svg"); n != 1 || strings.Contains(page, "unused") {
-		t.Errorf("sprite fetched %d times, or a symbol not used copied", n)
+	if n := s.hit("/icons/sprite.svg"); n != 1 || strings.Contains(page, "unused") || !strings.Contains(page, `<use href="#own">`) {
+		t.Errorf("sprite fetched %d times, a symbol not used copied, or a use of the page itself not pointed at its element", n)
 	}
 	ctx := offline(t, page)
-	boxes := evalJS[string](t, ctx, `[...document.querySelectorAll("#one use, #two use")].map(u => u.getBBox().width).join(" ")`)
-	if boxes != "40 40" {
-		t.Errorf("offline use boxes: %q, want 40 40", boxes)
+	boxes := evalJS[string](t, ctx, `[...document.querySelectorAll("#one use, #two use, #three use")].map(u => u.getBBox().width).join(" ")`)
+	if boxes != "40 40 10" {
+		t.Errorf("offline use boxes: %q, want 40 40 10", boxes)
 	}
 	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {

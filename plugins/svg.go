@@ -46,9 +46,11 @@ type copyKey struct {
 }
 
 // inline copies the symbols the document's <use> elements take from
-// other files into it, and points them there. A use of a file that cannot
+// other files into it, and points them there (a use of the document's
+// own URL, at its own element). A use of a file that cannot
 // be had loses its href.
-func (sp *sprites) inline(in *inliner, doc *goquery.Document, base *url.URL) {
+func (sp *sprites) inline(in *inliner, doc *goquery.Document, base *url.URL, docURL string) {
+	self, _ := resolve(docURL, base)
 	uses := doc.Find("use")
 	var urls []string
 	uses.Each(func(_ int, s *goquery.Selection) {
@@ -66,7 +68,9 @@ func (sp *sprites) inline(in *inliner, doc *goquery.Document, base *url.URL) {
 			return
 		}
 		id := ""
-		if u, frag := resolve(ref, base); u != "" && frag != "" {
+		if u, frag := resolve(ref, base); u == self && frag != "" {
+			id = frag // the document itself
+		} else if u != "" && frag != "" {
 			if root := sp.doc(in, u); root != nil {
 				scope := d.scope(n, body)
 				id = d.copy(scope, root, u, frag)
