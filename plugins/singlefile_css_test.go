@@ -74,17 +74,8 @@ p { color: rgb(0, 0, 255) }`},
 	})
 	const styles = `["x", "y", "z", "w"].map(id => { const s = getComputedStyle(document.getElementById(id));
 		return id + " " + s.color + " " + s.backgroundColor + " " + s.borderTopColor; }).join(", ")`
-	live := evalJS[string](t, open(t, s.URL+"/imports.html"), styles)
-	const want = "x rgb(0, 0, 255) rgb(0, 128, 0) rgb(0, 0, 255), y rgb(1, 2, 3) rgba(0, 0, 0, 0) rgb(1, 2, 3), " +
-		"z rgb(0, 0, 255) rgba(0, 0, 0, 0) rgb(4, 5, 6), w rgb(0, 0, 255) rgba(0, 0, 0, 0) rgb(0, 0, 255)"
-	if live != want {
-		t.Fatalf("live: %s\nwant  %s", live, want)
-	}
-	page := savedPage(t, s.URL+"/imports.html")
-	s.Close()
-	if got := evalJS[string](t, offline(t, page), styles); got != live {
-		t.Errorf("offline: %s\nlive     %s", got, live)
-	}
+	sameOffline(t, s, "/imports.html", styles, "x rgb(0, 0, 255) rgb(0, 128, 0) rgb(0, 0, 255), y rgb(1, 2, 3) rgba(0, 0, 0, 0) rgb(1, 2, 3), "+
+		"z rgb(0, 0, 255) rgba(0, 0, 0, 0) rgb(4, 5, 6), w rgb(0, 0, 255) rgba(0, 0, 0, 0) rgb(0, 0, 255)")
 }
 
 func TestImportRules(t *testing.T) {

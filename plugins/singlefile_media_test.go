@@ -2,6 +2,8 @@ package plugins
 
 import (
 	"bytes"
+	"context"
+	"image"
 	"image/png"
 	"strings"
 	"testing"
@@ -18,6 +20,34 @@ func savedPage(t *testing.T, url string) string {
 		t.Fatalf("singlefile: %+v", got["singlefile"])
 	}
 	return string(read(t, dir, "singlefile/singlefile.html"))
+}
+
+// sameOffline checks that js reports want on the live page at path, and
+// the same on its capture offline, the server closed.
+func sameOffline(t *testing.T, s *site, path, js, want string) {
+	t.Helper()
+	if live := evalJS[string](t, open(t, s.URL+path), js); live != want {
+		t.Fatalf("live: %s\nwant  %s", live, want)
+	}
+	page := savedPage(t, s.URL+path)
+	s.Close()
+	if got := evalJS[string](t, offline(t, page), js); got != want {
+		t.Errorf("offline: %s\nlive     %s", got, want)
+	}
+}
+
+// screenshot is the tab's viewport as an image.
+func screenshot(t *testing.T, ctx context.Context) image.Image {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
 // imageSizes reports each img's id, natural width and rendered size.
@@ -37,15 +67,7 @@ func TestSingleFileKeepsTheChosenImage(t *testing.T) {
 		"/w200.png": pngFile(200, 100, green), "/w800.png": pngFile(800, 400, blue),
 		"/p1.png": pngFile(20, 20, green), "/p2.png": pngFile(40, 40, blue),
 	})
-	live := evalJS[string](t, open(t, s.URL+"/srcset.html"), imageSizes)
-	if want := "x 40 40x20, w 100 100x50, p 20 20x20, d 40 40x20"; live != want {
-		t.Fatalf("live images: %q, want %q", live, want)
-	}
-	page := savedPage(t, s.URL+"/srcset.html")
-	s.Close()
-	if got := evalJS[string](t, offline(t, page), imageSizes); got != live {
-		t.Errorf("offline images: %q, live %q", got, live)
-	}
+	sameOffline(t, s, "/srcset.html", imageSizes, "x 40 40x20, w 100 100x50, p 20 20x20, d 40 40x20")
 }
 
 // An img the capture read the currentSrc of shows that image offline at
@@ -93,14 +115,7 @@ func TestSingleFileInlinesSprites(t *testing.T) {
 	if boxes != "40 40 10" {
 		t.Errorf("offline use boxes: %q, want 40 40 10", boxes)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(shot))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := screenshot(t, ctx)
 	r, g, b, _ := img.At(20, 20).RGBA()
 	if r>>8 < 60 || b>>8 < 60 || g>>8 > 40 {
 		t.Errorf("the star's gradient is not drawn: rgb(%d, %d, %d) at its centre", r>>8, g>>8, b>>8)

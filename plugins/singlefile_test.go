@@ -161,14 +161,7 @@ func TestSingleFileFreezesCanvases(t *testing.T) {
 		if want := "CANVAS k 10,10 80x40, CANVAS  10,60 40x20"; got != want {
 			t.Errorf("%s: canvases %q, want %q", c.name, got, want)
 		}
-		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(bytes.NewReader(shot))
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := screenshot(t, ctx)
 		for _, p := range []struct {
 			x, y int
 			want color.RGBA
