@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,24 +11,30 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/folio-archive/folio/archive"
 )
 
 // SingleFile writes singlefile/singlefile.html: the rendered DOM as one
 // self-contained page. Images, style sheets (with their own url()s and
-// @imports), fonts and icons become data: URLs, scripts and event handlers
-// are removed, links are made absolute, and a Content-Security-Policy
-// keeps the saved page from reaching the network, so it renders the same
-// with no network at all.
+// @imports), fonts, icons, canvases, frames and the symbols of external
+// SVG sprites become data: URLs or inline markup, scripts and event
+// handlers are removed (shadow roots and frame documents included), links
+// are made absolute, form state is written into the attributes, and a
+// Content-Security-Policy keeps the saved page from reaching the network,
+// so it renders the same with no network at all.
 type SingleFile struct{ builtin }
 
 // maxResource bounds one inlined resource; a larger one is left out.
 const maxResource = 20 << 20
 
-// offlineCSP allows only what the page itself carries.
-const offlineCSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; font-src data:; media-src data:; frame-src data:"
+// fetchers is how many resources of a page are fetched at once.
+const fetchers = 6
+
+// offlineCSP allows only what the page itself carries. object-src is for
+// images in <object>/<embed>, the only content inlined there.
+const offlineCSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; font-src data:; media-src data:; frame-src data:; object-src data:"
 
 func (p *SingleFile) Run(ctx context.Context, job *Job) Outcome {
 	_, cancel, o := tab(ctx, job)
@@ -41,27 +46,44 @@ func (p *SingleFile) Run(ctx context.Context, job *Job) Outcome {
 	if err != nil {
 		return failed("read the DOM: %v", err)
 	}
-	page, err := inline(ctx, job, doc.HTML, doc.URL)
+	page, err := inline(ctx, job, doc)
 	if err != nil {
 		return failed("%v", err)
 	}
 	return save(job, p.name, "singlefile.html", []byte(page))
 }
 
-// inliner fetches each resource once per page.
+// inliner fetches each resource once per page, frames included.
 type inliner struct {
 	ctx   context.Context
 	job   *Job
 	mu    sync.Mutex
-	cache map[string]string // absolute URL -> data: URL ("" when it could not be fetched)
+	cache map[string]*resource // by absolute URL without fragment
+	svg   *sprites
 }
 
-func inline(ctx context.Context, job *Job, dom, pageURL string) (string, error) {
-	doc, err := goquery.NewDocumentFromReader(strings.NewReader(dom))
+// resource is one fetch, shared by everyone who asks for its URL.
+type resource struct {
+	done chan struct{}
+	f    *fetched
+	err  error
+	once sync.Once
+	data string // the data: URL, made on first use
+}
+
+// inline turns a captured page into one self-contained HTML document.
+func inline(ctx context.Context, job *Job, f *Frame) (string, error) {
+	in := &inliner{ctx: ctx, job: job, cache: map[string]*resource{}, svg: newSprites()}
+	return in.document(f, 0)
+}
+
+// document inlines one frame's document; depth counts the frames around it.
+func (in *inliner) document(f *Frame, depth int) (string, error) {
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(f.HTML))
 	if err != nil {
 		return "", err
 	}
-	base, err := url.Parse(pageURL)
+	base, err := url.Parse(f.URL)
 	if err != nil {
 		return "", err
 	}
@@ -70,8 +92,9 @@ func inline(ctx context.Context, job *Job, dom, pageURL string) (string, error) 
 			base = u
 		}
 	}
-	in := &inliner{ctx: ctx, job: job, cache: map[string]string{}}
+	applyState(doc)
 	doc.Find("script, noscript, base, link[rel~=preload], link[rel~=prefetch], link[rel~=modulepreload], link[rel~=dns-prefetch], link[rel~=preconnect], meta[http-equiv]").Remove()
+	in.prefetch(resourceURLs(doc, base))
 	doc.Find("*").Each(func(_ int, s *goquery.Selection) {
 		for _, a := range s.Nodes[0].Attr {
 			if strings.HasPrefix(strings.ToLower(a.Key), "on") {
@@ -79,53 +102,29 @@ func inline(ctx context.Context, job *Job, dom, pageURL string) (string, error) 
 			}
 		}
 		if st, ok := s.Attr("style"); ok && strings.Contains(st, "url(") {
-			s.SetAttr("style", in.css(st, base, 0))
+			s.SetAttr("style", in.css(st, base, f.Charset, false))
 		}
 	})
-	doc.Find("style").Each(func(_ int, s *goquery.Selection) {
-		setRawText(s, in.css(s.Text(), base, 0))
-	})
-	doc.Find("link[rel~=stylesheet][href]").Each(func(_ int, s *goquery.Selection) {
-		href, _ := s.Attr("href")
-		u, err := base.Parse(href)
-		if err != nil {
-			s.Remove()
-			return
-		}
-		f, err := in.fetch(u.String())
-		if err != nil {
-			s.Remove()
-			return
-		}
-		style := &html.Node{Type: html.ElementNode, Data: "style", DataAtom: atom.Style}
-		if media, ok := s.Attr("media"); ok {
-			style.Attr = []html.Attribute{{Key: "media", Val: media}}
-		}
-		s.ReplaceWithNodes(style)
-		setRawText(goquery.NewDocumentFromNode(style).Selection, in.css(string(f.Body), u, 0))
-	})
-	for _, a := range []struct{ sel, attr string }{
-		{"img[src]", "src"}, {"input[type=image][src]", "src"}, {"video[poster]", "poster"},
-		{"link[rel~=icon][href]", "href"}, {"link[rel~=apple-touch-icon][href]", "href"},
-		{"source[src]", "src"}, {"audio[src]", "src"}, {"video[src]", "src"}, {"track[src]", "src"},
-		{"image[href]", "href"}, {"use[href]", "href"},
-	} {
-		doc.Find(a.sel).Each(func(_ int, s *goquery.Selection) {
-			v, _ := s.Attr(a.attr)
-			s.SetAttr(a.attr, in.dataURL(v, base))
-		})
+	in.styles(doc, base, f.Charset)
+	freezeCanvases(doc)
+	in.images(doc, base)
+	in.svg.inline(in, doc, base, f.URL)
+	in.attributes(doc, base)
+	absoluteLinks(doc, base)
+	in.frames(doc, f, base, depth)
+	dropMarkers(doc)
+	head := doc.Find("head")
+	if head.Length() == 0 {
+		doc.Find("html").PrependHtml("<head></head>")
+		head = doc.Find("head")
 	}
-	doc.Find("img[srcset], source[srcset]").Each(func(_ int, s *goquery.Selection) {
-		set, _ := s.Attr("srcset")
-		first := strings.Fields(strings.TrimSpace(strings.Split(set, ",")[0]))
-		s.RemoveAttr("srcset")
-		s.RemoveAttr("sizes")
-		if len(first) > 0 {
-			if _, has := s.Attr("src"); !has || goquery.NodeName(s) == "source" {
-				s.SetAttr("srcset", in.dataURL(first[0], base))
-			}
-		}
-	})
+	head.PrependHtml(`<meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="` + offlineCSP + `">`)
+	return goquery.OuterHtml(doc.Selection) // the document's doctype is part of it
+}
+
+// absoluteLinks points links and forms at the web, javascript: ones at
+// nothing.
+func absoluteLinks(doc *goquery.Document, base *url.URL) {
 	doc.Find("a[href], area[href], form[action]").Each(func(_ int, s *goquery.Selection) {
 		attr := "href"
 		if goquery.NodeName(s) == "form" {
@@ -140,42 +139,81 @@ func inline(ctx context.Context, job *Job, dom, pageURL string) (string, error) 
 			s.SetAttr(attr, u.String())
 		}
 	})
-	doc.Find("iframe[src], frame[src], object[data], embed[src]").Each(func(_ int, s *goquery.Selection) {
-		s.RemoveAttr("src")
-		s.RemoveAttr("data")
-	})
-	head := doc.Find("head")
-	if head.Length() == 0 {
-		doc.Find("html").PrependHtml("<head></head>")
-		head = doc.Find("head")
-	}
-	head.PrependHtml(`<meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="` + offlineCSP + `">`)
-	out, err := goquery.OuterHtml(doc.Selection)
-	if err != nil {
-		return "", err
-	}
-	return out, nil // the document's doctype is part of it
 }
 
 // setRawText makes css the only content of a <style> element. The text is
 // raw, not escaped: a style element's content is never parsed as HTML.
-func setRawText(s *goquery.Selection, css string) {
-	n := s.Nodes[0]
+func setRawText(n *html.Node, css string) {
 	for c := n.FirstChild; c != nil; c = n.FirstChild {
 		n.RemoveChild(c)
 	}
 	n.AppendChild(&html.Node{Type: html.TextNode, Data: strings.ReplaceAll(css, "</style", `<\/style`)})
 }
 
-// fetch gets one resource (cached per page).
-func (in *inliner) fetch(u string) (*fetched, error) {
-	ctx, cancel := withTimeout(in.ctx, 20*time.Second)
-	defer cancel()
-	f, err := get(ctx, in.job, u, maxResource)
-	if err == nil && f.Status/100 != 2 {
-		err = &url.Error{Op: "get", URL: u, Err: errStatus(f.Status)}
+// resolve returns ref relative to base as an absolute http(s) URL without
+// its fragment, and the fragment ("" when ref is not fetchable).
+func resolve(ref string, base *url.URL) (string, string) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" || strings.HasPrefix(ref, "data:") || strings.HasPrefix(ref, "#") {
+		return "", ""
 	}
-	return f, err
+	u, err := base.Parse(ref)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", ""
+	}
+	frag := u.Fragment
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), frag
+}
+
+// get fetches one resource (once per page: later callers wait for the
+// first one's answer).
+func (in *inliner) get(u string) (*fetched, error) {
+	return in.resource(u).result()
+}
+
+func (in *inliner) resource(u string) *resource {
+	in.mu.Lock()
+	r, ok := in.cache[u]
+	if !ok {
+		r = &resource{done: make(chan struct{})}
+		in.cache[u] = r
+	}
+	in.mu.Unlock()
+	if !ok {
+		ctx, cancel := withTimeout(in.ctx, 20*time.Second)
+		r.f, r.err = get(ctx, in.job, u, maxResource)
+		cancel()
+		if r.err == nil && r.f.Status/100 != 2 {
+			r.err = &url.Error{Op: "get", URL: u, Err: errStatus(r.f.Status)}
+		}
+		close(r.done)
+	}
+	return r
+}
+
+func (r *resource) result() (*fetched, error) {
+	<-r.done
+	return r.f, r.err
+}
+
+// prefetch fetches urls a few at a time, so that the pass that inlines
+// them finds them cached.
+func (in *inliner) prefetch(urls []string) {
+	var g errgroup.Group
+	g.SetLimit(fetchers)
+	seen := map[string]bool{}
+	for _, u := range urls {
+		if u == "" || seen[u] {
+			continue
+		}
+		seen[u] = true
+		g.Go(func() error {
+			in.resource(u)
+			return nil
+		})
+	}
+	g.Wait()
 }
 
 type errStatus int
@@ -190,79 +228,40 @@ func (in *inliner) dataURL(ref string, base *url.URL) string {
 	if ref == "" || strings.HasPrefix(ref, "data:") || strings.HasPrefix(ref, "#") {
 		return ref
 	}
-	u, err := base.Parse(ref)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	u, frag := resolve(ref, base)
+	if u == "" {
 		return ""
 	}
-	frag := ""
-	if u.Fragment != "" {
-		frag = "#" + u.Fragment
-		u.Fragment = ""
-	}
-	key := u.String()
-	in.mu.Lock()
-	d, ok := in.cache[key]
-	in.mu.Unlock()
-	if !ok {
-		if f, err := in.fetch(key); err == nil {
-			d = encodeData(f, key)
-		}
-		in.mu.Lock()
-		in.cache[key] = d
-		in.mu.Unlock()
-	}
-	if d == "" {
+	r := in.resource(u)
+	f, err := r.result()
+	if err != nil {
 		return ""
 	}
-	return d + frag
+	r.once.Do(func() { r.data = encodeData(f, u) })
+	if frag != "" {
+		return r.data + "#" + frag
+	}
+	return r.data
 }
 
 func encodeData(f *fetched, u string) string {
-	ct := f.ContentType
-	if ct == "" || ct == "application/octet-stream" || ct == "text/plain" {
-		if guess := archive.WebType(strings.SplitN(u, "?", 2)[0]); guess != "application/octet-stream" {
-			ct = guess
-		}
-	}
+	ct := contentType(f, u)
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
 	return "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(f.Body)
 }
 
-var (
-	cssURL    = regexp.MustCompile(`url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)`)
-	cssImport = regexp.MustCompile(`@import\s+(?:url\(\s*)?(?:"([^"]*)"|'([^']*)'|([^)'"\s;]+))\s*\)?\s*([^;]*);`)
-)
-
-// css inlines a style sheet's @imports (3 levels deep) and url()s,
-// resolving them against the sheet's own URL.
-func (in *inliner) css(css string, base *url.URL, depth int) string {
-	css = cssImport.ReplaceAllStringFunc(css, func(m string) string {
-		g := cssImport.FindStringSubmatch(m)
-		ref := g[1] + g[2] + g[3]
-		u, err := base.Parse(ref)
-		if err != nil || depth >= 3 {
-			return ""
+// contentType is the response's media type, else the one its URL's
+// extension names when the server gave none or a generic one.
+func contentType(f *fetched, u string) string {
+	ct := f.ContentType
+	if ct == "" || ct == "application/octet-stream" || ct == "text/plain" {
+		if guess := archive.WebType(strings.SplitN(u, "?", 2)[0]); guess != "application/octet-stream" {
+			ct = guess
 		}
-		f, err := in.fetch(u.String())
-		if err != nil {
-			return ""
-		}
-		inner := in.css(string(f.Body), u, depth+1)
-		if media := strings.TrimSpace(g[4]); media != "" {
-			return "@media " + media + " {\n" + inner + "\n}"
-		}
-		return inner
-	})
-	return cssURL.ReplaceAllStringFunc(css, func(m string) string {
-		g := cssURL.FindStringSubmatch(m)
-		ref := g[1] + g[2] + g[3]
-		if strings.HasPrefix(ref, "#") || strings.HasPrefix(ref, "data:") {
-			return m
-		}
-		return `url("` + in.dataURL(ref, base) + `")`
-	})
+	}
+	return ct
 }
 
 var _ Plugin = (*SingleFile)(nil)

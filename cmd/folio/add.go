@@ -48,6 +48,9 @@ under sources/<timestamp>__cli_add.txt.
 Built-in plugins (native Go, one Chromium for the run, one tab per snapshot):
   staticfile headers favicon singlefile screenshot pdf dom title readability
   htmltotext hashes
+singlefile writes the page as one self-contained HTML file that renders with
+no network and runs no script: resources, frames, canvases, shadow roots and
+SVG sprite symbols are inside it.
 External hooks: executables named on_Snapshot__NN_name.ext under
 <data>/custom_plugins/<plugin>/ run with ArchiveBox's hook contract.
 
