@@ -29,6 +29,7 @@ func TestSingleFileFidelity(t *testing.T) {
 	cfg := testConfig(t)
 	for _, p := range fixtures.FidelityPages {
 		t.Run(p.Name(), func(t *testing.T) {
+			t.Parallel()
 			srv := serve(t)
 			u := p.URL(srv.URL)
 			live := shootPage(t, b, cfg, u, p, true)
