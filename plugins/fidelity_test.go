@@ -3,9 +3,13 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/folio-archive/folio/fixtures"
@@ -21,8 +25,9 @@ const (
 
 // Each fidelity page, served on loopback, is screenshotted live twice (the
 // control), captured by the singlefile plugin, and screenshotted again
-// from the saved file with the server closed: what the reader saw must be
-// what the capture shows. The screenshots and a diff image of a page that
+// from the saved file with the network cut (the server answers nothing
+// and no request may reach it): what the reader saw must be what the
+// capture shows. The screenshots and a diff image of a page that
 // fails are kept in a folder the failure names.
 func TestSingleFileFidelity(t *testing.T) {
 	b := browser(t)
@@ -30,7 +35,7 @@ func TestSingleFileFidelity(t *testing.T) {
 	for _, p := range fixtures.FidelityPages {
 		t.Run(p.Name(), func(t *testing.T) {
 			t.Parallel()
-			srv := serve(t)
+			srv := newCutServer(t)
 			u := p.URL(srv.URL)
 			live := shootPage(t, b, cfg, u, p, true)
 			control, err := fixtures.PixelDiff(live, shootPage(t, b, cfg, u, p, true))
@@ -44,8 +49,11 @@ func TestSingleFileFidelity(t *testing.T) {
 			if got["singlefile"].Status != Succeeded {
 				t.Fatalf("singlefile: %+v", got["singlefile"])
 			}
-			srv.Close() // the capture is shown with no server to ask
+			srv.cut.Store(true) // the capture is shown with no server to ask
 			offline := shootPage(t, b, cfg, "file://"+filepath.Join(dir, "singlefile/singlefile.html"), p, false)
+			if asked := srv.asked(); len(asked) > 0 {
+				t.Errorf("%s: the capture offline asked the server for %v", p.Class, asked)
+			}
 			diff, err := fixtures.PixelDiff(live, offline)
 			if err != nil {
 				t.Fatal(err)
@@ -75,6 +83,39 @@ func shootPage(t *testing.T, b *Browser, cfg Config, url string, p fixtures.Fide
 		t.Fatalf("%s: %v", url, err)
 	}
 	return shot
+}
+
+// cutServer serves the fixture site on loopback until cut; from then on
+// it answers every request with 503 and notes what was asked.
+type cutServer struct {
+	*httptest.Server
+	cut atomic.Bool
+
+	mu    sync.Mutex
+	after []string
+}
+
+func newCutServer(t *testing.T) *cutServer {
+	s := &cutServer{}
+	site := fixtures.Handler()
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cut.Load() {
+			s.mu.Lock()
+			s.after = append(s.after, r.URL.Path)
+			s.mu.Unlock()
+			http.Error(w, "the network is cut", http.StatusServiceUnavailable)
+			return
+		}
+		site.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *cutServer) asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.after)
 }
 
 var (
