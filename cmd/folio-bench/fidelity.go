@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/folio-archive/folio/fixtures"
-	"github.com/folio-archive/folio/plugins"
 )
 
 func init() {
@@ -42,13 +41,9 @@ type fidelityCapture struct {
 // the captures and the screenshots (fidelity/shots) stay in the scratch
 // directory.
 func runFidelity(b *B) error {
-	cfg, err := plugins.LoadConfig("/nonexistent", os.Environ())
+	chromium, err := chromiumBinary()
 	if err != nil {
 		return err
-	}
-	chromium := plugins.FindChromium(cfg)
-	if chromium == "" {
-		return plugins.ErrNoBrowser
 	}
 	work := filepath.Join(b.Work, "fidelity")
 	shots := filepath.Join(work, "shots")
