@@ -142,7 +142,7 @@ func TestFormat(t *testing.T) {
 		want string
 	}{
 		{Seconds, 0.0042, "4.2 ms"}, {Seconds, 0.25, "250 ms"}, {Seconds, 12.345, "12.35 s"},
-		{Bytes, 142e6, "142 MB"},
+		{Bytes, 142e6, "142 MB"}, {Percent, 12.345, "12.35 %"},
 	} {
 		if got := format(tc.u, tc.v); got != tc.want {
 			t.Errorf("format(%v, %v) = %q, want %q", tc.u, tc.v, got, tc.want)
@@ -150,6 +150,9 @@ func TestFormat(t *testing.T) {
 	}
 	if got := (Row{Goal: Goal{Max: 0.1}}).goalText(); got != "≤ 100 ms" {
 		t.Errorf("goal text %q", got)
+	}
+	if got := (Row{Unit: Percent, Goal: Goal{Max: 1}}).goalText(); got != "≤ 1 %" {
+		t.Errorf("percent goal text %q", got)
 	}
 }
 

@@ -36,13 +36,9 @@ const capturePages = 20
 //
 // Every repetition of folio starts from an empty collection.
 func runCapture(b *B) error {
-	cfg, err := plugins.LoadConfig("/nonexistent", os.Environ())
+	chromium, err := chromiumBinary()
 	if err != nil {
 		return err
-	}
-	chromium := plugins.FindChromium(cfg)
-	if chromium == "" {
-		return plugins.ErrNoBrowser
 	}
 	srv, err := fixtures.Start()
 	if err != nil {
@@ -136,6 +132,19 @@ func runCapture(b *B) error {
 			Goal: Goal{MaxRatio: 1}, Baseline: perPage(sf), BaselineName: "single-file-cli per page", Note: strings.TrimPrefix(retried, "; ")})
 	}
 	return nil
+}
+
+// chromiumBinary is the Chromium folio would drive, as the environment
+// (CHROME_BINARY) says.
+func chromiumBinary() (string, error) {
+	cfg, err := plugins.LoadConfig("/nonexistent", os.Environ())
+	if err != nil {
+		return "", err
+	}
+	if exe := plugins.FindChromium(cfg); exe != "" {
+		return exe, nil
+	}
+	return "", plugins.ErrNoBrowser
 }
 
 // script writes a shell script to the scratch directory and returns the

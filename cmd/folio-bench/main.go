@@ -248,6 +248,7 @@ const (
 	Seconds Unit = iota
 	Bytes
 	BytesPerSecond
+	Percent
 )
 
 // Goal is a PRODUCT.md target for a row; zero fields are unset.
@@ -331,6 +332,8 @@ func format(u Unit, v float64) string {
 		return fmt.Sprintf("%.0f MB", v/1e6)
 	case BytesPerSecond:
 		return fmt.Sprintf("%.0f MB/s", v/1e6)
+	case Percent:
+		return fmt.Sprintf("%.2f %%", v)
 	}
 	switch {
 	case v < 0.01:
@@ -348,6 +351,8 @@ func formatGoal(u Unit, v float64) string {
 		return fmt.Sprintf("%g MB", v/1e6)
 	case u == BytesPerSecond:
 		return fmt.Sprintf("%g MB/s", v/1e6)
+	case u == Percent:
+		return fmt.Sprintf("%g %%", v)
 	case v < 1:
 		return fmt.Sprintf("%g ms", v*1000)
 	}
@@ -394,7 +399,7 @@ func jsonRows(rows []Row) []jsonRow {
 	out := make([]jsonRow, 0, len(rows))
 	for _, r := range rows {
 		j := jsonRow{
-			Suite: r.Suite, Work: r.Work, Unit: [...]string{"s", "bytes", "bytes/s"}[r.Unit], Value: r.Value,
+			Suite: r.Suite, Work: r.Work, Unit: [...]string{"s", "bytes", "bytes/s", "%"}[r.Unit], Value: r.Value,
 			Goal: r.goalText(), Baseline: r.Baseline, BaselineName: r.BaselineName, Verdict: r.Verdict(), Note: r.Note,
 		}
 		if ratio := r.Ratio(); !math.IsNaN(ratio) {
