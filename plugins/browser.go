@@ -97,6 +97,18 @@ func (b *Browser) start() error {
 		if !b.cfg.Bool("CHECK_SSL_VALIDITY", true) {
 			opts = append(opts, chromedp.IgnoreCertErrors)
 		}
+		extra, err := b.cfg.ChromeArgsExtra()
+		if err != nil {
+			return err
+		}
+		for _, a := range extra {
+			name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if hasValue {
+				opts = append(opts, chromedp.Flag(name, value))
+			} else {
+				opts = append(opts, chromedp.Flag(name, true))
+			}
+		}
 		if os.Geteuid() == 0 || !b.cfg.Bool("CHROME_SANDBOX", true) {
 			opts = append(opts, chromedp.NoSandbox)
 		}

@@ -3,6 +3,7 @@ package plugins
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -192,6 +193,9 @@ func (c Config) Validate() error {
 	if _, err := c.SettleTimeout(); err != nil {
 		return err
 	}
+	if _, err := c.ChromeArgsExtra(); err != nil {
+		return err
+	}
 	for _, k := range []string{"TIMEOUT", "CHROME_PAGELOAD_TIMEOUT"} {
 		if v := strings.TrimSpace(c.values[k]); v != "" {
 			if _, ok := c.seconds(k); !ok {
@@ -200,6 +204,31 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ChromeArgsExtra is CHROME_ARGS_EXTRA: flags added to those folio
+// launches Chromium with, as ArchiveBox writes them (a JSON list,
+// ["--flag", "--key=value"]) or separated by spaces. Each must start
+// with "--".
+func (c Config) ChromeArgsExtra() ([]string, error) {
+	v := strings.TrimSpace(c.values["CHROME_ARGS_EXTRA"])
+	if v == "" {
+		return nil, nil
+	}
+	var args []string
+	if strings.HasPrefix(v, "[") {
+		if err := json.Unmarshal([]byte(v), &args); err != nil {
+			return nil, fmt.Errorf("CHROME_ARGS_EXTRA=%q: not a JSON list of flags: %v", v, err)
+		}
+	} else {
+		args = strings.Fields(v)
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--") || len(a) < 3 {
+			return nil, fmt.Errorf("CHROME_ARGS_EXTRA: %q is not a Chromium flag (want --name or --name=value)", a)
+		}
+	}
+	return args, nil
 }
 
 // Environ is the configuration as environment variables for an external

@@ -53,6 +53,7 @@ func browser(t *testing.T) *Browser {
 			return
 		}
 		cfg.Set("RESOLUTION", "800,600")
+		cfg.Set("CHROME_ARGS_EXTRA", "--run-all-compositor-stages-before-draw") // screenshots of a settled frame, for the fidelity tests
 		sharedBrowser, sharedErr = StartBrowser(cfg)
 	})
 	if sharedErr != nil {

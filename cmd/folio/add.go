@@ -57,7 +57,8 @@ External hooks: executables named on_Snapshot__NN_name.ext under
 Settings come from <data>/ArchiveBox.conf and the environment under ArchiveBox's
 names: TIMEOUT, <PLUGIN>_TIMEOUT, <PLUGIN>_ENABLED, USER_AGENT, RESOLUTION,
 CHROME_BINARY, CHROME_CDP_URL (attach to a running browser),
-CHROME_PAGELOAD_TIMEOUT, CHROME_DELAY_AFTER_LOAD, CHECK_SSL_VALIDITY,
+CHROME_PAGELOAD_TIMEOUT, CHROME_DELAY_AFTER_LOAD, CHROME_ARGS_EXTRA (more Chromium
+flags, a JSON list or space-separated), CHECK_SSL_VALIDITY,
 SNAPSHOT_USER; and folio's own CHROME_SETTLE_TIMEOUT (seconds, default 5; 0
 reads the page at its load event): after the load event a page is waited for
 until its network and DOM are quiet, scrolled through once so lazy content
