@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/warc"
 )
 
 // What a detail page shows beyond a card's thumbnail, by plugin (the
@@ -155,11 +156,29 @@ func (f *files) downloads(page string) []fileView {
 				continue
 			}
 			if ref := f.get(rel); ref != nil {
-				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size)})
+				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size), Records: warcRecords(ref)})
 			}
 		}
 	}
 	return out
+}
+
+// warcRecords says how many records the WARC file ref holds, for its
+// card; "" for a file that is not a WARC. Counting reads the file, which
+// happens only when the page is written: an incremental export rewrites
+// a page only when the snapshot's index or folder changed.
+func warcRecords(ref *Ref) string {
+	if !warc.IsWARC(ref.Rel) {
+		return ""
+	}
+	n, err := warc.Count(ref.Disk)
+	switch {
+	case err != nil:
+		return "unreadable: run 'folio verify'"
+	case n == 1:
+		return "1 record"
+	}
+	return strconv.Itoa(n) + " records"
 }
 
 // realDir reports whether the snapshot folder lists name as a folder (not

@@ -178,6 +178,7 @@ type cardView struct {
 // fileView is one file of a list: a mirror's file tree or a download.
 type fileView struct {
 	Dir, Name, Href, Size string
+	Records               string // of a WARC file: "12 records", or why they could not be counted
 }
 
 type mediaView struct {
