@@ -60,4 +60,3 @@ func SURT(raw string) string {
 	}
 	return b.String()
 }
-
