@@ -135,9 +135,9 @@ func waczSnapshot(t *testing.T, dir, id, url, title string) string {
 // wget/warc/ (WARC/1.0, sha1 base32), one whose WARC is cut short, and
 // one whose WARC has a record whose body was changed after its digests
 // were written. It returns the collection, the page URL and the folders.
-func waczCollection(t *testing.T) (dir, page string, snaps []string) {
+func waczCollection(t *testing.T) (dir, page string, snaps []string, srv *httptest.Server) {
 	t.Helper()
-	srv := waczSite(t)
+	srv = waczSite(t)
 	dir = t.TempDir()
 	if _, stderr, code := runFolio(t, "init", "-D", dir); code != 0 {
 		t.Fatalf("init: %s", stderr)
@@ -159,7 +159,7 @@ func waczCollection(t *testing.T) (dir, page string, snaps []string) {
 	bad := filepath.Join(d, "warc", "1714564803.warc.gz")
 	writeWARC(t, bad, gowarc.V1_1, "sha256", page)
 	os.WriteFile(bad, tamper(t, mustRead(t, bad), waczMarker, strings.ToUpper(waczMarker)), 0o644)
-	return dir, page, []string{a, b, c, d}
+	return dir, page, []string{a, b, c, d}, srv
 }
 
 // tamper rewrites the first gzip member holding old with new in its
@@ -204,7 +204,7 @@ func tamper(t *testing.T, data []byte, old, new string) []byte {
 // truncated and the tampered WARC; serve answers byte ranges on the WACZ
 // and serves a .warc.gz as a WARC; the export's page counts its records.
 func TestExportWACZ(t *testing.T) {
-	dir, page, snaps := waczCollection(t)
+	dir, page, snaps, _ := waczCollection(t)
 	out := filepath.Join(t.TempDir(), "out.wacz")
 	stdout, stderr, code := runFolio(t, "export", "-D", dir, "--wacz", out)
 	if code != 3 {
