@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,11 +30,7 @@ func (ch *checker) checkWARCs(ctx context.Context, dir string) {
 				continue
 			}
 			rel := d + "/" + name
-			n, err := warc.Read(filepath.Join(dir, filepath.FromSlash(rel)), true, nil)
-			if err == nil && n == 0 {
-				err = errors.New("holds no WARC record")
-			}
-			if err != nil {
+			if _, err := warc.Read(filepath.Join(dir, filepath.FromSlash(rel)), true, nil); err != nil {
 				// The problem names the file; its detail is the record.
 				msg := strings.TrimPrefix(err.Error(), "read "+filepath.Join(dir, filepath.FromSlash(rel))+": ")
 				ch.problem(WARC, rel, "%s", msg)

@@ -25,8 +25,8 @@ import (
 // not grow with the collection. An index of more than blockLines lines is
 // written compressed (ZipNum): index.cdx.gz of gzip blocks of blockLines
 // lines, and index.idx naming the first key and place of each block.
-const (
-	runLines   = 100_000
+var (
+	runLines   = 100_000 // (variables: the tests make them small)
 	blockLines = 3000
 )
 

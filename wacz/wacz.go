@@ -291,7 +291,7 @@ func (pk *packer) warcFile(rel, owner, url string) (time.Time, bool, error) {
 	h := newSums()
 	var lines []string
 	var page time.Time
-	n, err := warc.ReadFrom(io.TeeReader(f, h), rel, false, func(r warc.Record) error {
+	_, err = warc.ReadFrom(io.TeeReader(f, h), rel, false, func(r warc.Record) error {
 		if l := cdxLine(r, name); l != "" {
 			lines = append(lines, l)
 		}
@@ -300,9 +300,6 @@ func (pk *packer) warcFile(rel, owner, url string) (time.Time, bool, error) {
 		}
 		return nil
 	})
-	if err == nil && n == 0 {
-		err = fmt.Errorf("read %s: no WARC records", rel)
-	}
 	if err == nil {
 		_, err = io.Copy(h, f) // whatever follows the last record is packaged too
 	}

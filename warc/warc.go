@@ -44,7 +44,8 @@ var Dirs = []string{"warc", "wget/warc"}
 // WARC-Payload-Digest, where present, are checked (sha1 in base32 as
 // older tools wrote them, sha256, md5, sha512 in base16, 32 or 64), and a
 // mismatch is an error. A truncated or corrupt file is an error naming
-// the record it stopped at. Read returns the number of records read.
+// the record it stopped at, and so is a file without records. Read
+// returns the number of records read.
 func Read(p string, verify bool, fn func(Record) error) (int, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -71,6 +72,9 @@ func ReadFrom(r io.Reader, name string, verify bool, fn func(Record) error) (int
 	for {
 		rec, err := wr.Next()
 		if errors.Is(err, io.EOF) && rec.WarcRecord == nil && rec.Size == 0 {
+			if n == 0 {
+				return 0, fmt.Errorf("read %s: holds no WARC record", name)
+			}
 			return n, nil
 		}
 		if err == nil && rec.WarcRecord == nil {

@@ -200,11 +200,9 @@ func tamper(t *testing.T, data []byte, old, new string) []byte {
 // CDXJ index whose offsets point at the records, the pages with their
 // captured text, and a datapackage whose hashes and sizes match; the
 // truncated WARC is left out with one line naming it and exit 3; npm's
-// warcio parses every record of every WARC in it; verify names the
-// truncated and the tampered WARC; serve answers byte ranges on the WACZ
-// and serves a .warc.gz as a WARC; the export's page counts its records.
+// warcio parses every record of every WARC in it.
 func TestExportWACZ(t *testing.T) {
-	dir, page, snaps, _ := waczCollection(t)
+	dir, page, _, _ := waczCollection(t)
 	out := filepath.Join(t.TempDir(), "out.wacz")
 	stdout, stderr, code := runFolio(t, "export", "-D", dir, "--wacz", out)
 	if code != 3 {
@@ -331,8 +329,14 @@ func TestExportWACZ(t *testing.T) {
 		t.Errorf("the page with captured text does not carry it:\n%s", entries["pages/pages.jsonl"])
 	}
 	waczWarcio(t, entries, warcs)
+}
 
-	// verify names the truncated and the tampered WARC, and nothing else.
+// TestVerifyChecksWARCs: verify reads every WARC of the snapshots,
+// folio's warc/ and a legacy wget/warc/ (WARC/1.0, sha1 digests in
+// base32), and names the one cut short and the one whose record digests
+// no longer match, exit 3; the sound ones pass.
+func TestVerifyChecksWARCs(t *testing.T) {
+	dir, _, _, _ := waczCollection(t)
 	vout, verr, code := runFolio(t, "verify", "-D", dir)
 	if code != 3 {
 		t.Errorf("verify: exit %d, want 3\n%s%s", code, vout, verr)
@@ -348,11 +352,22 @@ func TestExportWACZ(t *testing.T) {
 			t.Errorf("verify names the sound %s:\n%s", good, all)
 		}
 	}
+}
 
-	// serve: a byte range of the WACZ; a WARC as application/warc.
-	base, _ := exportServe(t, filepath.Dir(out))
+// TestServeAndExportShowWARCs: serve answers a byte range of a WACZ with
+// 206 and serves a snapshot's .warc.gz as application/warc without
+// Content-Encoding (clients must not gunzip it); the export's page of a
+// snapshot offers its WARC with size, record count and a relative link,
+// and says when a WARC cannot be read.
+func TestServeAndExportShowWARCs(t *testing.T) {
+	dir, _, snaps, _ := waczCollection(t)
+	pub := t.TempDir()
+	if err := os.WriteFile(filepath.Join(pub, "out.wacz"), []byte("PK\x03\x04 a zip, for its bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := exportServe(t, pub)
 	resp, body := serveGet(t, base+"out.wacz", "Range", "bytes=0-3")
-	if resp.StatusCode != 206 || body != "PK\x03\x04" || resp.Header.Get("Content-Range") == "" || resp.Header.Get("Content-Type") != "application/zip" {
+	if resp.StatusCode != 206 || body != "PK\x03\x04" || resp.Header.Get("Content-Range") != "bytes 0-3/25" || resp.Header.Get("Content-Type") != "application/zip" {
 		t.Errorf("Range on the WACZ: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
 	if _, stderr, code := runFolio(t, "export", "-D", dir); code != 0 {
