@@ -75,7 +75,8 @@ type page struct {
 
 // Run writes the WACZ. A WARC that cannot be read whole is left out with
 // one warning naming it, and Run then returns an error wrapping
-// archive.ErrPartial after writing the rest.
+// archive.ErrPartial after writing the rest. When no selected snapshot has
+// a readable WARC, nothing is written.
 func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if p == nil {
 		p = archive.Discard
@@ -110,19 +111,17 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	defer os.RemoveAll(scratch)
 	pk := &packer{opts: opts, p: p, cat: cat, cdx: &sorter{dir: scratch}, names: map[string]bool{}}
 	err = archive.WriteFileWith(out, 0o644, func(w io.Writer) error {
-		cw := &countWriter{w: w}
-		pk.zw = zip.NewWriter(cw)
+		pk.zw = zip.NewWriter(w)
 		if err := pk.pack(ctx, scratch); err != nil {
 			return err
 		}
-		if err := pk.zw.Close(); err != nil {
-			return err
-		}
-		pk.st.Bytes = cw.n
-		return nil
+		return pk.zw.Close()
 	})
 	if err != nil {
 		return pk.st, fmt.Errorf("write %s: %w", out, err)
+	}
+	if fi, err := os.Stat(out); err == nil {
+		pk.st.Bytes = fi.Size()
 	}
 	if pk.st.Skipped > 0 {
 		return pk.st, fmt.Errorf("%d WARC files could not be read and were left out: %w", pk.st.Skipped, archive.ErrPartial)
@@ -172,6 +171,9 @@ func (pk *packer) pack(ctx context.Context, scratch string) error {
 	})
 	if err == nil {
 		err = pk.flushPages(ctx)
+	}
+	if err == nil && pk.st.WARCs == 0 {
+		err = fmt.Errorf("none of the %d selected snapshots has a WARC file that could be read: nothing to package", pk.st.Snapshots)
 	}
 	if err == nil {
 		err = pk.pages.Close()
@@ -445,15 +447,4 @@ func (s *sums) Write(p []byte) (int, error) {
 func (s *sums) resource(name string, mtime time.Time) resource {
 	return resource{Name: path.Base(name), Path: name, Hash: "sha256:" + hex.EncodeToString(s.sha.Sum(nil)),
 		Bytes: s.n, crc: s.crc.Sum32(), mtime: mtime}
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -119,14 +119,7 @@ func waczSnapshot(t *testing.T, dir, id, url, title string) string {
 	at := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	s := archive.Snapshot{ID: id, URL: url, Title: title, BookmarkedAt: at, CreatedAt: at, Timestamp: "1714564800." + id[len(id)-1:], Status: "sealed"}
 	abs := filepath.Join(dir, "archive/users/system/snapshots/20240501/127.0.0.1", id)
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ix, _ := archive.ParseIndex(nil)
-	ix.SetSnapshot(s)
-	if err := archive.WriteIndex(abs, ix); err != nil {
-		t.Fatal(err)
-	}
+	writeSnapshotIndex(t, abs, s)
 	return abs
 }
 
@@ -445,5 +438,31 @@ func waczWarcio(t *testing.T, entries map[string][]byte, warcs []string) {
 		if !strings.Contains(string(got), name+" "+strconv.Itoa(n)+" records\n") {
 			t.Errorf("warcio did not read the %d records of %s:\n%s", n, name, got)
 		}
+	}
+}
+
+// TestExportWACZRefusesNothing: a selection without a readable WARC
+// writes no WACZ and says why; a file name not ending in .wacz is a usage
+// error.
+func TestExportWACZRefusesNothing(t *testing.T) {
+	dir, _, _, _ := waczCollection(t)
+	out := filepath.Join(t.TempDir(), "none.wacz")
+	_, stderr, code := runFolio(t, "export", "-D", dir, "--wacz", out, "-f", "exact", "no-such-url")
+	if code == 0 {
+		t.Errorf("an empty selection: exit 0\n%s", stderr)
+	}
+	_, stderr, code = runFolio(t, "export", "-D", dir, "--wacz", out, "-f", "substring", "/style.css")
+	if code != 1 || !strings.Contains(stderr, "nothing to package") {
+		t.Errorf("a selection whose only WARC is cut short: exit %d, want 1 saying nothing is packaged\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a WACZ was written: %v", err)
+	}
+	if _, _, code := runFolio(t, "export", "-D", dir, "--wacz", filepath.Join(t.TempDir(), "x.zip")); code != 2 {
+		t.Errorf("--wacz x.zip: exit %d, want 2", code)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*"))
+	if len(left) != 0 {
+		t.Errorf("the export left %v beside the WACZ", left)
 	}
 }
