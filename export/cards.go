@@ -140,8 +140,9 @@ func (f *files) cardTree(o output, page string) (list []fileView, more string) {
 	return list, more
 }
 
-// downloads lists the snapshot's WARC and WACZ files.
-func (f *files) downloads(page string) []fileView {
+// downloads lists the snapshot's WARC and WACZ files, a WARC's with its
+// record count from counts.
+func (f *files) downloads(page string, counts *warcCounts) []fileView {
 	if f.abs == "" {
 		return nil
 	}
@@ -156,24 +157,24 @@ func (f *files) downloads(page string) []fileView {
 				continue
 			}
 			if ref := f.get(rel); ref != nil {
-				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size), Records: warcRecords(ref)})
+				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size), Records: warcRecords(counts, f.dir+"/"+rel, ref)})
 			}
 		}
 	}
 	return out
 }
 
-// warcRecords says how many records the WARC file ref holds, for its
-// card; "" for a file that is not a WARC. Counting reads the file, which
-// happens only when the page is written: an incremental export rewrites
-// a page only when the snapshot's index or folder changed.
-func warcRecords(ref *Ref) string {
+// warcRecords says how many records the WARC file ref (rel in the
+// collection) holds, for its line on the page; "" for a file that is not
+// a WARC. A file is counted (read whole) once, when a page showing it is
+// first written; counts keeps the number for later exports.
+func warcRecords(counts *warcCounts, rel string, ref *Ref) string {
 	if !warc.IsWARC(ref.Rel) {
 		return ""
 	}
-	n, err := warc.Count(ref.Disk)
+	n := counts.count(rel, ref)
 	switch {
-	case err != nil:
+	case n < 0:
 		return "unreadable: run 'folio verify'"
 	case n == 1:
 		return "1 record"

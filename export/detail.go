@@ -315,7 +315,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		c.Files, c.More = f.cardTree(o, dir)
 		v.Cards = append(v.Cards, c)
 	}
-	v.Downloads = f.downloads(dir)
+	v.Downloads = f.downloads(dir, s.warcs)
 	for _, m := range f.media(results) {
 		typ := "file"
 		if m.Video {

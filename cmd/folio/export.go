@@ -39,7 +39,9 @@ or logs.
 
 A snapshot's page has a card for every output found: from its records, then
 hashes/hashes.json, then the folder itself, so a plugin folder or file put there
-by hand shows too. A plugin whose runs all ended without output (failed,
+by hand shows too. Its WARC files (warc/, wget/warc/) are listed with
+their size, their number of records and a download link; a WARC is read once to
+count them (kept in .folio/export/warc-counts until the file changes). A plugin whose runs all ended without output (failed,
 noresults, skipped) gets no card for its folder's leftovers.
 
 PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are

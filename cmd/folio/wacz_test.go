@@ -381,6 +381,20 @@ func TestServeAndExportShowWARCs(t *testing.T) {
 	if detail := string(mustRead(t, filepath.Join(snaps[2], "index.html"))); !strings.Contains(detail, "unreadable") {
 		t.Errorf("the page of the truncated WARC does not say it is unreadable:\n%s", grepLines(detail, "warc"))
 	}
+	// A WARC is read once: its count is kept (by size and mtime) for the
+	// next exports, --full included.
+	cache := filepath.Join(dir, ".folio", "export", "warc-counts")
+	counts := string(mustRead(t, cache))
+	if !strings.Contains(counts, " 7 \""+filepath.ToSlash(rel)+"/warc/1714564800.warc.gz\"\n") {
+		t.Fatalf("warc-counts does not hold the 7 records:\n%s", counts)
+	}
+	os.WriteFile(cache, []byte(strings.Replace(counts, " 7 \"", " 99 \"", 1)), 0o644)
+	if _, stderr, code := runFolio(t, "export", "-D", dir, "--full"); code != 0 {
+		t.Fatalf("export --full: %s", stderr)
+	}
+	if detail := string(mustRead(t, filepath.Join(snaps[0], "index.html"))); !strings.Contains(detail, "99 records") {
+		t.Errorf("export --full read the WARC again instead of using its kept count:\n%s", grepLines(detail, "warc"))
+	}
 }
 
 // waczTools is where 'make deps' installs the npm packages of the WACZ
