@@ -124,7 +124,11 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 		pk.st.Bytes = fi.Size()
 	}
 	if pk.st.Skipped > 0 {
-		return pk.st, fmt.Errorf("%d WARC files could not be read and were left out: %w", pk.st.Skipped, archive.ErrPartial)
+		what := fmt.Sprintf("%d WARC files could not be read and were left out", pk.st.Skipped)
+		if pk.st.Skipped == 1 {
+			what = "1 WARC file could not be read and was left out"
+		}
+		return pk.st, fmt.Errorf("%s: %w", what, archive.ErrPartial)
 	}
 	return pk.st, nil
 }
