@@ -164,6 +164,27 @@ func (f *files) downloads(page string, counts *warcCounts) []fileView {
 	return out
 }
 
+// withoutDownloads drops from outs (of the snapshot folder dir) the
+// files listed under Downloads: a WARC or WACZ, the warc plugin's output
+// among them, is offered there with its record count and a download link,
+// never previewed in a frame or given a second card.
+func withoutDownloads(outs []output, dir string, downloads []fileView) []output {
+	if len(downloads) == 0 {
+		return outs
+	}
+	listed := make(map[string]bool, len(downloads))
+	for _, d := range downloads {
+		listed[dir+"/"+d.Name] = true
+	}
+	kept := make([]output, 0, len(outs))
+	for _, o := range outs {
+		if !listed[o.Ref.Rel] {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
 // warcRecords says how many records the WARC file ref (rel in the
 // collection) holds, for its line on the page; "" for a file that is not
 // a WARC. A file is counted (read whole) once, when a page showing it is

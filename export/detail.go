@@ -300,6 +300,8 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		v.Size = fileSize(snap.ArchiveSize)
 	}
 	v.Favicon, v.FaviconFallbacks = candidates(f, dir, "favicon/favicon.ico", "favicon.ico")
+	v.Downloads = f.downloads(dir, s.warcs)
+	outs = withoutDownloads(outs, dir, v.Downloads)
 	if pv := preview(outs); pv != nil {
 		kind := kindOf(pv.Ref.Rel)
 		v.Preview = &previewView{Plugin: pv.Plugin, Href: pv.Ref.From(dir), Open: openHref(dir, dir, pv.Ref), Kind: kind, Sandbox: s.sandbox}
@@ -315,7 +317,6 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		c.Files, c.More = f.cardTree(o, dir)
 		v.Cards = append(v.Cards, c)
 	}
-	v.Downloads = f.downloads(dir, s.warcs)
 	for _, m := range f.media(results) {
 		typ := "file"
 		if m.Video {
