@@ -298,6 +298,9 @@ func (pk *packer) warcFile(rel, owner, url string) (time.Time, bool, error) {
 	var lines []string
 	var page time.Time
 	_, err = warc.ReadFrom(io.TeeReader(f, h), rel, false, func(r warc.Record) error {
+		if r.Shared {
+			return errors.New("gzipped whole, not one gzip member per record: replay tools cannot read its records by offset")
+		}
 		if l := cdxLine(r, name); l != "" {
 			lines = append(lines, l)
 		}

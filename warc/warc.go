@@ -6,6 +6,7 @@
 package warc
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v3"
 )
 
@@ -27,6 +29,9 @@ type Record struct {
 	Mime           string // the payload's media type, without parameters
 	Status         int    // the HTTP status of a response or revisit, 0 otherwise
 	Digest         string // WARC-Payload-Digest as written, "" when absent
+	// Shared: the record's gzip member holds other records too (a file
+	// gzipped whole), so no offset leads to it alone.
+	Shared bool
 }
 
 // IsWARC reports whether the file name is a WARC file's: .warc or
@@ -56,14 +61,81 @@ func Read(p string, verify bool, fn func(Record) error) (int, error) {
 }
 
 // ReadFrom is Read of an open stream; name is the file's name for errors.
+// A compressed file is read gzip member by gzip member, so each record's
+// offset and length are those of its member; a member that holds several
+// records (a file gzipped whole) has them all read, marked Shared.
 func ReadFrom(r io.Reader, name string, verify bool, fn func(Record) error) (int, error) {
 	policy := gowarc.ErrIgnore
 	if verify {
 		policy = gowarc.ErrFail
 	}
-	wr, err := gowarc.NewWarcFileReaderFromStream(r, 0,
-		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore), gowarc.WithSpecViolationPolicy(policy),
-		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore), gowarc.WithBufferTmpDir(os.TempDir()))
+	opts := []gowarc.WarcRecordOption{gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore), gowarc.WithSpecViolationPolicy(policy),
+		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore), gowarc.WithBufferTmpDir(os.TempDir())}
+	cr := &counter{r: r}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	pos := func() int64 { return cr.n - int64(br.Buffered()) }
+	fail := func(n int, at int64, err error) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("truncated: the file ends inside the record")
+		}
+		return fmt.Errorf("read %s: record %d at byte %d: %w", name, n, at, err)
+	}
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return readPlain(br, name, opts, fail, fn)
+	}
+	u := gowarc.NewUnmarshaler(opts...)
+	var zr gzip.Reader
+	n := 0
+	for {
+		start := pos()
+		if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+			if n == 0 {
+				return 0, fmt.Errorf("read %s: holds no WARC record", name)
+			}
+			return n, nil
+		}
+		if err := zr.Reset(br); err != nil {
+			return n, fail(n+1, start, err)
+		}
+		zr.Multistream(false)
+		member := bufio.NewReader(&zr)
+		var recs []Record
+		for {
+			rec, _, _, err := u.Unmarshal(member)
+			if err != nil && len(recs) > 0 && errors.Is(err, gowarc.ErrNoRecord) {
+				break // blank lines after the member's last record
+			}
+			if err != nil {
+				if rec != nil {
+					rec.Close()
+				}
+				return n, fail(n+len(recs)+1, start, err)
+			}
+			recs = append(recs, record(rec))
+			rec.Close()
+			if _, err := member.Peek(1); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return n, fail(n+len(recs), start, err)
+			}
+		}
+		end := pos()
+		for i := range recs {
+			recs[i].Offset, recs[i].Length, recs[i].Shared = start, end-start, len(recs) > 1
+			n++
+			if fn != nil {
+				if err := fn(recs[i]); err != nil {
+					return n, err
+				}
+			}
+		}
+	}
+}
+
+// readPlain reads an uncompressed WARC, whose records gowarc finds at
+// their offsets.
+func readPlain(br *bufio.Reader, name string, opts []gowarc.WarcRecordOption, fail func(int, int64, error) error, fn func(Record) error) (int, error) {
+	wr, err := gowarc.NewWarcFileReaderFromStream(br, 0, opts...)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", name, err)
 	}
@@ -82,12 +154,10 @@ func ReadFrom(r io.Reader, name string, verify bool, fn func(Record) error) (int
 		}
 		if err != nil {
 			rec.Close()
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = errors.New("truncated: the file ends inside the record")
-			}
-			return n, fmt.Errorf("read %s: record %d at byte %d: %w", name, n+1, rec.Offset, err)
+			return n, fail(n+1, rec.Offset, err)
 		}
-		out := record(rec)
+		out := record(rec.WarcRecord)
+		out.Offset, out.Length = rec.Offset, rec.Size
 		rec.Close()
 		n++
 		if fn != nil {
@@ -98,11 +168,21 @@ func ReadFrom(r io.Reader, name string, verify bool, fn func(Record) error) (int
 	}
 }
 
-// record takes what an index needs from rec.
-func record(rec gowarc.Record) Record {
-	w := rec.WarcRecord
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// record takes what an index needs from w.
+func record(w gowarc.WarcRecord) Record {
 	h := w.WarcHeader()
-	out := Record{Offset: rec.Offset, Length: rec.Size, Type: w.Type().String(),
+	out := Record{Type: w.Type().String(),
 		URI: strings.Trim(h.Get(gowarc.WarcTargetURI), "<>"), Digest: h.Get(gowarc.WarcPayloadDigest)}
 	out.Date, _ = w.Date()
 	ct := h.Get(gowarc.ContentType)

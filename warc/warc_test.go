@@ -109,3 +109,50 @@ func TestReadVerifiesLegacyDigests(t *testing.T) {
 		t.Error("a text file reads as a WARC")
 	}
 }
+
+// TestReadWholeGzipAndPlain: a WARC gzipped whole (one member, several
+// records) has every record read and verified, marked Shared; an
+// uncompressed WARC has its records at their offsets.
+func TestReadWholeGzipAndPlain(t *testing.T) {
+	data, offs := members(t, gowarc.V1_1, "sha256", "one", "two two", "three")
+	var plain bytes.Buffer
+	for i := range offs {
+		end := int64(len(data))
+		if i+1 < len(offs) {
+			end = offs[i+1]
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(data[offs[i]:end]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain.ReadFrom(zr)
+	}
+	var whole bytes.Buffer
+	zw := gzip.NewWriter(&whole)
+	zw.Write(plain.Bytes())
+	zw.Close()
+	var got []Record
+	n, err := Read(write(t, whole.Bytes()), true, func(r Record) error { got = append(got, r); return nil })
+	if err != nil || n != 3 {
+		t.Fatalf("whole-gzipped WARC: %d records, %v", n, err)
+	}
+	for _, r := range got {
+		if !r.Shared || r.Offset != 0 || r.Length != int64(whole.Len()) {
+			t.Errorf("a record of a whole-gzipped WARC: %+v", r)
+		}
+	}
+	got = nil
+	p := filepath.Join(t.TempDir(), "x.warc")
+	os.WriteFile(p, plain.Bytes(), 0o644)
+	if n, err := Read(p, true, func(r Record) error { got = append(got, r); return nil }); err != nil || n != 3 {
+		t.Fatalf("plain WARC: %d records, %v", n, err)
+	}
+	for i, r := range got {
+		if r.Shared || !bytes.HasPrefix(plain.Bytes()[r.Offset:], []byte("WARC/1.1\r\n")) || r.URI != "http://example.com/"+itoa(i) {
+			t.Errorf("plain record %d: %+v", i, r)
+		}
+		if i+1 < len(got) && r.Offset+r.Length != got[i+1].Offset {
+			t.Errorf("plain record %d ends at %d, the next starts at %d", i, r.Offset+r.Length, got[i+1].Offset)
+		}
+	}
+}
