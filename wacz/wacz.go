@@ -423,7 +423,11 @@ func (pk *packer) writePackage() error {
 		name string
 		data []byte
 	}{{"datapackage.json", data}, {"datapackage-digest.json", digest}} {
-		w, err := pk.zw.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Store, Modified: pk.opts.Now().UTC()})
+		// Sizes and CRC in the local header (no data descriptor), as for
+		// every entry: readers that stream a zip need them there.
+		n := uint64(len(f.data))
+		w, err := pk.zw.CreateRaw(&zip.FileHeader{Name: f.name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(f.data),
+			CompressedSize64: n, UncompressedSize64: n, Modified: pk.opts.Now().UTC()})
 		if err != nil {
 			return err
 		}

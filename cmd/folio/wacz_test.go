@@ -214,8 +214,8 @@ func TestExportWACZ(t *testing.T) {
 	defer zr.Close()
 	entries := map[string][]byte{}
 	for _, f := range zr.File {
-		if f.Method != zip.Store {
-			t.Errorf("%s is compressed in the zip (method %d); WACZ stores files", f.Name, f.Method)
+		if f.Method != zip.Store || f.Flags&0x8 != 0 {
+			t.Errorf("%s is compressed in the zip (method %d) or its sizes follow it (flags %#x); WACZ stores files", f.Name, f.Method, f.Flags)
 		}
 		rc, err := f.Open()
 		if err != nil {
