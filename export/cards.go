@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/warc"
 )
 
 // What a detail page shows beyond a card's thumbnail, by plugin (the
@@ -139,8 +140,9 @@ func (f *files) cardTree(o output, page string) (list []fileView, more string) {
 	return list, more
 }
 
-// downloads lists the snapshot's WARC and WACZ files.
-func (f *files) downloads(page string) []fileView {
+// downloads lists the snapshot's WARC and WACZ files, a WARC's with its
+// record count from counts.
+func (f *files) downloads(page string, counts *warcCounts) []fileView {
 	if f.abs == "" {
 		return nil
 	}
@@ -155,11 +157,50 @@ func (f *files) downloads(page string) []fileView {
 				continue
 			}
 			if ref := f.get(rel); ref != nil {
-				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size)})
+				out = append(out, fileView{Name: rel, Href: ref.From(page), Size: fileSize(ref.Size), Records: warcRecords(counts, f.dir+"/"+rel, ref)})
 			}
 		}
 	}
 	return out
+}
+
+// withoutDownloads drops from outs (of the snapshot folder dir) the
+// files listed under Downloads: a WARC or WACZ, the warc plugin's output
+// among them, is offered there with its record count and a download link,
+// never previewed in a frame or given a second card.
+func withoutDownloads(outs []output, dir string, downloads []fileView) []output {
+	if len(downloads) == 0 {
+		return outs
+	}
+	listed := make(map[string]bool, len(downloads))
+	for _, d := range downloads {
+		listed[dir+"/"+d.Name] = true
+	}
+	kept := make([]output, 0, len(outs))
+	for _, o := range outs {
+		if !listed[o.Ref.Rel] {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
+// warcRecords says how many records the WARC file ref (rel in the
+// collection) holds, for its line on the page; "" for a file that is not
+// a WARC. A file is counted (read whole) once, when a page showing it is
+// first written; counts keeps the number for later exports.
+func warcRecords(counts *warcCounts, rel string, ref *Ref) string {
+	if !warc.IsWARC(ref.Rel) {
+		return ""
+	}
+	n := counts.count(rel, ref)
+	switch {
+	case n < 0:
+		return "unreadable: run 'folio verify'"
+	case n == 1:
+		return "1 record"
+	}
+	return strconv.Itoa(n) + " records"
 }
 
 // realDir reports whether the snapshot folder lists name as a folder (not

@@ -178,6 +178,7 @@ type cardView struct {
 // fileView is one file of a list: a mirror's file tree or a download.
 type fileView struct {
 	Dir, Name, Href, Size string
+	Records               string // of a WARC file: "12 records", or why they could not be counted
 }
 
 type mediaView struct {
@@ -299,6 +300,8 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		v.Size = fileSize(snap.ArchiveSize)
 	}
 	v.Favicon, v.FaviconFallbacks = candidates(f, dir, "favicon/favicon.ico", "favicon.ico")
+	v.Downloads = f.downloads(dir, s.warcs)
+	outs = withoutDownloads(outs, dir, v.Downloads)
 	if pv := preview(outs); pv != nil {
 		kind := kindOf(pv.Ref.Rel)
 		v.Preview = &previewView{Plugin: pv.Plugin, Href: pv.Ref.From(dir), Open: openHref(dir, dir, pv.Ref), Kind: kind, Sandbox: s.sandbox}
@@ -314,7 +317,6 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		c.Files, c.More = f.cardTree(o, dir)
 		v.Cards = append(v.Cards, c)
 	}
-	v.Downloads = f.downloads(dir)
 	for _, m := range f.media(results) {
 		typ := "file"
 		if m.Video {

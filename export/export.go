@@ -261,6 +261,7 @@ type site struct {
 	// touched notes the snapshot folders this export writes in, so that
 	// the next one can remove what a kill left there (see openTouched).
 	touched *archive.TouchLog
+	warcs   *warcCounts // record counts of the WARC files the pages show
 }
 
 func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
@@ -321,6 +322,7 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 			}
 		}
 	}
+	s.warcs = loadWARCCounts(opts.Collection.Path(archive.StateDir + "/export/warc-counts"))
 	s.next = newState(s.key)
 	s.next.Select = selectionKey(s.query())
 	s.batch = archive.NewBatch(s.dst)
@@ -453,6 +455,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	if err := s.next.write(s.statePth); err != nil {
+		return st, err
+	}
+	if err := s.warcs.save(s.opts.Full); err != nil {
 		return st, err
 	}
 	st.Written, st.Kept = s.written.Load(), s.kept.Load()

@@ -285,7 +285,13 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 			escText(b, d.Name)
 			b.WriteString("</a> <small>")
 			escText(b, d.Size)
-			b.WriteString("</small></li>\n")
+			b.WriteString("</small>")
+			if d.Records != "" {
+				b.WriteString(" <small class=\"warc-records\">")
+				escText(b, d.Records)
+				b.WriteString("</small>")
+			}
+			b.WriteString("</li>\n")
 		}
 		b.WriteString("</ul></section>")
 	}

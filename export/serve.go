@@ -199,7 +199,14 @@ var contentTypes = map[string]string{
 	".mhtml": "multipart/related", ".mht": "multipart/related", ".wacz": "application/zip", ".xml": "text/xml; charset=utf-8",
 }
 
+// contentType is the Content-Type of a file served by name. A .warc.gz
+// is a WARC (application/warc, as ArchiveBox's wget writes it) served as
+// it is, without Content-Encoding: replay tools read its gzip members at
+// byte offsets and a client must not gunzip it.
 func contentType(name string) string {
+	if strings.HasSuffix(strings.ToLower(name), ".warc.gz") {
+		return "application/warc"
+	}
 	e := strings.ToLower(path.Ext(name))
 	if t, ok := contentTypes[e]; ok {
 		return t

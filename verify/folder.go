@@ -110,6 +110,7 @@ func (ch *checker) run(ctx context.Context) folderReport {
 		seen = make(map[string]bool, len(m.Files))
 	}
 	ch.scan(ctx, fd, "", m, seen)
+	ch.checkWARCs(ctx, dir)
 	if m != nil {
 		for _, rel := range m.Order {
 			if !seen[rel] && !mutable[rel] && !inSkipped(rel) {

@@ -33,11 +33,12 @@ const (
 	Temp       Kind = "temp"       // a temp file of a write that never finished
 	Staging    Kind = "staging"    // a staging folder of a copy that never finished
 	LeftBehind Kind = "legacy"     // a legacy folder whose snapshot was already migrated
+	WARC       Kind = "warc"       // a WARC file that is truncated, corrupt or whose record digests differ
 )
 
 // Kinds lists every kind in the order the summary shows them.
 func Kinds() []Kind {
-	return []Kind{Missing, Changed, Extra, Unreadable, Manifest, Index, Stale, Temp, Staging, LeftBehind}
+	return []Kind{Missing, Changed, Extra, Unreadable, Manifest, Index, Stale, Temp, Staging, LeftBehind, WARC}
 }
 
 // Problem is one finding.

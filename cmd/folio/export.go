@@ -1,21 +1,26 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/wacz"
 )
 
 func init() { commands = append(commands, newExportCmd) }
 
 func newExportCmd(e *env) *cobra.Command {
 	var (
-		opts export.Options
-		sel  *selection
+		opts     export.Options
+		sel      *selection
+		waczFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "export [PATTERN...]",
@@ -34,7 +39,9 @@ or logs.
 
 A snapshot's page has a card for every output found: from its records, then
 hashes/hashes.json, then the folder itself, so a plugin folder or file put there
-by hand shows too. A plugin whose runs all ended without output (failed,
+by hand shows too. Its WARC files (warc/, wget/warc/) are listed with
+their size, their number of records and a download link; a WARC is read once to
+count them (kept in .folio/export/warc-counts until the file changes). A plugin whose runs all ended without output (failed,
 noresults, skipped) gets no card for its folder's leftovers.
 
 PATTERNs and the filter flags select snapshots as in 'folio list'. Exports are
@@ -64,10 +71,22 @@ room, goes on where it stopped.
 An export that is killed leaves the temp files of the writes it was in the
 middle of (.index.html.folio-tmp-… in snapshot folders, site/.folio.js.folio-tmp-…);
 the next export removes them: it notes the snapshot folders it writes in, in
-.folio/export/, before it writes there, and looks in exactly those.`,
+.folio/export/, before it writes there, and looks in exactly those.
+
+With --wacz FILE.wacz it writes no site but one WACZ 1.1.1 file, the web
+archiving standard that ReplayWeb.page, pywb and other replay tools open: the
+WARC files of the selected snapshots (folio's warc/, and the warc/ and
+wget/warc/ that ArchiveBox wrote) stored uncompressed under archive/, a CDXJ
+index of their records (indexes/index.cdx, or index.cdx.gz and index.idx for
+more than 3000 records), pages/pages.jsonl with one page per snapshot that has
+a WARC (its URL, time, title and captured text, for search), datapackage.json
+with the sha256 and size of every file, and datapackage-digest.json. The file
+is replaced atomically. A WARC that cannot be read whole (truncated, corrupt)
+is left out with one warning naming it, and folio exits 3.`,
 		Example: `  folio export
   folio export --out ../public --tag published
-  folio export --out site --gzip --bundle site.tar.zst`,
+  folio export --out site --gzip --bundle site.tar.zst
+  folio export --wacz news.wacz --tag news`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sel.resolve(args); err != nil {
@@ -83,6 +102,9 @@ the next export removes them: it notes the snapshot folders it writes in, in
 				if st, err := os.Stat(opts.Templates); err != nil || !st.IsDir() {
 					return usagef("--templates %s: not a folder (it names a folder of templates that override the embedded ones)", opts.Templates)
 				}
+			}
+			if waczFile != "" {
+				return exportWACZ(cmd, e, waczFile, opts)
 			}
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
@@ -128,5 +150,34 @@ the next export removes them: it notes the snapshot folders it writes in, in
 	f.BoolVar(&opts.AllowShrink, "allow-shrink", false, "let an --out export drop most of the snapshots its folder holds (otherwise refused: a typo in a filter must not empty a published site)")
 	f.StringVar(&opts.Templates, "templates", "", "folder whose files override the embedded templates by name")
 	f.StringVar(&opts.Title, "title", "", `site title (default "folio archive")`)
+	f.StringVar(&waczFile, "wacz", "", "write the selected snapshots' WARCs as one WACZ file (FILE.wacz) instead of the site")
 	return cmd
+}
+
+// exportWACZ runs export --wacz: the selection packaged as one WACZ.
+func exportWACZ(cmd *cobra.Command, e *env, file string, opts export.Options) error {
+	switch {
+	case !strings.HasSuffix(file, ".wacz"):
+		return usagef("--wacz %q: the file name must end in .wacz", file)
+	case opts.Out != "" || opts.Bundle != "" || opts.Gzip:
+		return usagef("--wacz writes no site: it cannot go with --out, --bundle or --gzip")
+	}
+	coll, err := e.open()
+	if err != nil {
+		return err
+	}
+	p := e.printer()
+	defer p.done()
+	st, err := wacz.Run(cmd.Context(), wacz.Options{Collection: coll, Query: opts.Query, File: file,
+		Title: opts.Title, Version: version}, p)
+	if err != nil && !errors.Is(err, archive.ErrPartial) {
+		return queryUsage(err)
+	}
+	p.Infof("packaged %d WARC files (%d records) of %d of %d snapshots, %s", st.WARCs, st.Records, st.Pages, st.Snapshots, archive.HumanBytes(st.Bytes))
+	abs, aerr := filepath.Abs(file)
+	if aerr != nil {
+		abs = file
+	}
+	fmt.Fprintln(e.stdout, abs)
+	return err
 }

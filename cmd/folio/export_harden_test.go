@@ -33,6 +33,14 @@ func writeSnapshotFiles(t *testing.T, dir, id, title string, files map[string]st
 			t.Fatal(err)
 		}
 	}
+	writeSnapshotIndex(t, abs, s)
+	return rel
+}
+
+// writeSnapshotIndex makes the snapshot folder abs and writes its
+// index.jsonl holding s.
+func writeSnapshotIndex(t *testing.T, abs string, s archive.Snapshot) {
+	t.Helper()
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +49,6 @@ func writeSnapshotFiles(t *testing.T, dir, id, title string, files map[string]st
 	if err := archive.WriteIndex(abs, ix); err != nil {
 		t.Fatal(err)
 	}
-	return rel
 }
 
 // TestExportRefusesSymlinkedFolders: an export whose site folder (or a

@@ -43,6 +43,10 @@ select, as in 'folio list'):
     every time until it is fixed, a folder the catalog could not read:
     its index.jsonl missing, unreadable or not parsing ('folio reindex'
     does not make it go away; it keeps the reason, which verify repeats);
+  - every WARC file of the snapshot (warc/, and ArchiveBox's wget/warc/) is
+    read record by record: one cut short or corrupt, or a record whose
+    WARC-Block-Digest or WARC-Payload-Digest does not match, is reported
+    by name with the record;
   - temp files of writes that never finished (in the snapshot folders and
     beside them, and, when nothing is selected, at the root and in site/),
     staging folders of an interrupted copy, and legacy archive/<timestamp> folders whose snapshot

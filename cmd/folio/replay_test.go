@@ -1,0 +1,101 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// replayEmbed is the page that embeds ReplayWeb.page's <replay-web-page>
+// (its ui.js, and sw.js under replay/, as its embedding guide lays out).
+const replayEmbed = `<!DOCTYPE html><html><head><meta charset="utf-8"><script src="ui.js"></script></head>
+<body><replay-web-page source="archive.wacz" url="PAGE" replayBase="./replay/" embed="replayonly"></replay-web-page></body></html>`
+
+// replayFrame is the app page ReplayWeb.page loads in its iframe.
+const replayFrame = `<!DOCTYPE html><html><head><meta charset="utf-8"><script src="../ui.js"></script></head>
+<body><replay-app-main></replay-app-main></body></html>`
+
+// replayFound looks through every same-origin frame and shadow root of
+// the page for the archived page (its h1#m) and returns, as JSON, its
+// text, the h1's colour (set by the archived stylesheet), the width the
+// archived image decoded to, and the frame's address; null until found.
+const replayFound = `(() => {
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { const r = walk(el.shadowRoot); if (r) return r; }
+      if (el.tagName === "IFRAME") {
+        let d = null;
+        try { d = el.contentDocument; } catch (e) {}
+        if (!d) continue;
+        const h = d.getElementById("m"), img = d.querySelector("img");
+        if (h && img && img.complete && img.naturalWidth > 0 && d.defaultView.getComputedStyle(h).color === "rgb(1, 2, 3)") {
+          return JSON.stringify({text: h.innerText, href: d.location.href});
+        }
+        const r = walk(d);
+        if (r) return r;
+      }
+    }
+    return null;
+  };
+  return walk(document);
+})()`
+
+// TestWACZReplaysInReplayWebPage: the WACZ that export --wacz writes
+// opens in ReplayWeb.page (npm replaywebpage, test-only) in headless
+// Chromium, served from loopback, and shows the archived page's text
+// with the site that served it stopped.
+func TestWACZReplaysInReplayWebPage(t *testing.T) {
+	tools := waczTools(t, "replaywebpage")
+	dir, page, _, site := waczCollection(t)
+	out := filepath.Join(t.TempDir(), "archive.wacz")
+	if stdout, stderr, code := runFolio(t, "export", "-D", dir, "--wacz", out, page); code != 0 && code != 3 {
+		t.Fatalf("export --wacz: exit %d\n%s%s", code, stdout, stderr)
+	}
+	site.Close()
+	if resp, err := http.Get(page); err == nil {
+		resp.Body.Close()
+		t.Fatal("the fixture site still answers")
+	}
+	rwp := filepath.Join(tools, "replaywebpage")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte(strings.Replace(replayEmbed, "PAGE", page, 1)))
+		case "/replay/", "/replay/index.html":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte(replayFrame))
+		case "/ui.js", "/replay/ui.js":
+			http.ServeFile(w, r, filepath.Join(rwp, "ui.js"))
+		case "/replay/sw.js", "/sw.js":
+			http.ServeFile(w, r, filepath.Join(rwp, "sw.js"))
+		case "/archive.wacz":
+			http.ServeFile(w, r, out)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ctx := exportBrowser(t)
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	found, err := chromedp.Run(ctx, chromedp.Poll[string](replayFound, chromedp.WithPollingInterval(300*time.Millisecond)))
+	if err != nil {
+		t.Fatalf("ReplayWeb.page did not show the archived page with its stylesheet and image: %v", err)
+	}
+	var got struct{ Text, Href string }
+	json.Unmarshal([]byte(found), &got)
+	if got.Text != waczMarker || !strings.Contains(got.Href, "mp_/"+page) {
+		t.Errorf("the replayed frame %s shows %q, want the archived %s", got.Href, got.Text, page)
+	}
+}
