@@ -16,13 +16,15 @@ demo: build
 	$(BIN) demo --out $(DEMO_DIR)
 
 # deps installs what the tests need: Debian's chromium for the browser tests,
-# wget for the example hook's test. apt-get waits up to ten minutes for
+# wget for the example hook's test, node's warcio (an independent WARC
+# reader the WARC tests check folio's files with) into test-tools/. apt-get waits up to ten minutes for
 # another apt-get's lock instead of failing.
 deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing chromium (needed by the browser tests)"; \
 		apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }; }
 	@command -v wget >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y wget >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y wget; }
+	@grep -qs '"version": "2.4.11"' test-tools/node_modules/warcio/package.json || npm install --prefix test-tools --no-save --no-audit --no-fund warcio@2.4.11 >/dev/null
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
