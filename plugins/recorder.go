@@ -234,11 +234,19 @@ func (r *Recorder) recordOpts() []gowarc.WarcRecordOption {
 
 func recordID() string { return "<urn:uuid:" + uuid.NewString() + ">" }
 
+// gowarcMu serializes the writing of WARC files: gowarc v3.1.0 sets
+// uuid's global pool flag (uuid.EnableRandPool) each time it makes
+// record options, a write the race detector rightly reports when two
+// snapshots write their WARCs at once.
+var gowarcMu sync.Mutex
+
 // WriteTo writes the WARC file: a warcinfo record, then a request and a
 // response record per complete exchange, each one gzip member. It
 // returns how many exchanges it wrote.
 func (r *Recorder) WriteTo(ctx context.Context, w io.Writer, filename string) (int, error) {
 	r.stop()
+	gowarcMu.Lock()
+	defer gowarcMu.Unlock()
 	gz, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	m := gowarc.NewMarshaler()
 	put := func(b gowarc.WarcRecordBuilder) error {
