@@ -163,7 +163,9 @@ func (r *Recorder) listen(tab context.Context) {
 			ex.received += ev.DataLength
 			switch ex.stream {
 			case streamAsking:
-				ex.queued = append(ex.queued, ev.Data)
+				if len(ev.Data) > 0 {
+					ex.queued = append(ex.queued, ev.Data)
+				}
 			case streamOn:
 				if len(ev.Data) > 0 {
 					ex.body.Write(ev.Data)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,7 +40,7 @@ type Recorder struct {
 	closed    bool
 	pending   sync.WaitGroup // body reads still running
 	stopTab   func()         // stops listening to the tab
-	spools    int
+	spools    atomic.Int64
 }
 
 // spoolAbove is the size past which a body is kept on disk while it is
@@ -133,11 +134,8 @@ func NewRecorder(dir string, now func() time.Time) (*Recorder, error) {
 }
 
 func (r *Recorder) spoolFile() (*os.File, error) {
-	r.mu.Lock()
-	r.spools++
-	n := r.spools
-	r.mu.Unlock()
-	f, err := os.OpenFile(filepath.Join(r.dir, "body-"+strconv.Itoa(n)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	n := r.spools.Add(1) // r.mu may be held: a body is written under it
+	f, err := os.OpenFile(filepath.Join(r.dir, "body-"+strconv.FormatInt(n, 10)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("spool a response body: %w", err)
 	}
@@ -156,19 +154,21 @@ func (r *Recorder) add(ex *exchange) bool {
 	return true
 }
 
-// stop ends the recording: the tab is no longer listened to and the body
-// reads still running are waited for (they are bounded by the tab's
-// deadline).
+// stop ends the recording: events of the tab are no longer taken, the
+// body reads still running are waited for (each bounded by a minute and
+// the tab's life), then the tab is no longer listened to.
 func (r *Recorder) stop() {
 	r.mu.Lock()
 	r.closed = true
+	r.mu.Unlock()
+	r.pending.Wait()
+	r.mu.Lock()
 	stopTab := r.stopTab
 	r.stopTab = nil
 	r.mu.Unlock()
 	if stopTab != nil {
 		stopTab()
 	}
-	r.pending.Wait()
 }
 
 // complete counts the exchanges complete so far.

@@ -28,6 +28,8 @@ func (p *WARC) Run(ctx context.Context, job *Job) Outcome {
 	if rec == nil {
 		return failed("nothing was recorded: the warc plugin ran without a recorder")
 	}
+	// The spool folder goes before the hashes plugin walks the snapshot.
+	defer rec.Close()
 	rec.stop()
 	if rec.complete() == 0 {
 		if err := pageErr(job.Page); err != nil {

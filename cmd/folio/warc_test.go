@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,5 +260,70 @@ func TestAddWithoutWARC(t *testing.T) {
 				t.Errorf("%s: the other plugins did not run: %+v", env, s.results["singlefile"])
 			}
 		})
+	}
+}
+
+// A body larger than what the recorder keeps in memory is spooled to disk
+// and still recorded byte for byte; the spool leaves nothing behind, not
+// even in hashes.json.
+func TestAddRecordsLargeBodyWARC(t *testing.T) {
+	// An image the browser shows, followed by 3 MB it reads and ignores.
+	img, err := fixtures.Read("image.png", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, len(img)+3<<20+17)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := range big {
+		big[i] = byte(rng.Uint32())
+	}
+	copy(big, img)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!DOCTYPE html><html><head><title>Big</title></head><body><h1>A large image</h1><img src="/big.png"></body></html>`)
+	})
+	mux.HandleFunc("/big.png", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(big)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := "http://" + ln.Addr().String()
+
+	dir := newCollection(t)
+	if stdout, stderr, code := runFolio(t, "add", "-D", dir, "--plugins", "warc,hashes", base+"/page.html"); code != 0 {
+		t.Fatalf("add exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	s := snapshots(t, dir)[0]
+	res := s.results["warc"]
+	if res.Status != "succeeded" {
+		t.Fatalf("warc result %+v", res)
+	}
+	var got []byte
+	for _, r := range readWARC(t, filepath.Join(s.dir, res.OutputStr)) {
+		if r.typ == "response" && r.header.Get(gowarc.WarcTargetURI) == base+"/big.png" {
+			got = r.payload
+		}
+	}
+	if !bytes.Equal(got, big) {
+		t.Errorf("the large body was recorded as %d bytes, want the %d served", len(got), len(big))
+	}
+	var hashes struct{ Files []struct{ Path string } }
+	if err := json.Unmarshal(mustRead(t, filepath.Join(s.dir, "hashes/hashes.json")), &hashes); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range hashes.Files {
+		if f.Path != res.OutputStr && f.Path != "index.jsonl" {
+			t.Errorf("hashes.json lists %s", f.Path)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(s.dir, ".*")); len(left) > 0 {
+		t.Errorf("left in the snapshot: %v", left)
 	}
 }
