@@ -108,6 +108,12 @@ func (r *Recorder) listen(tab context.Context) {
 			tr.hops = append(tr.hops, ex)
 			ex.body.rec = r
 			r.exchanges = append(r.exchanges, ex.exchange)
+			if ex.hop == 0 {
+				// Asked before the response comes, streaming misses no
+				// data even on a fast network (a redirected request is
+				// asked again when its final response comes).
+				r.askStream(lctx, ex)
+			}
 			if ev.Request.HasPostData && len(ex.reqBody) == 0 {
 				r.async(lctx, func(ctx context.Context) {
 					res, err := chromedp.Call(ctx, network.GetRequestPostData, network.GetRequestPostDataParams{RequestID: ex.id})
@@ -134,27 +140,9 @@ func (r *Recorder) listen(tab context.Context) {
 				ex.skip = true
 				return
 			}
-			ex.stream = streamAsking
-			r.async(lctx, func(ctx context.Context) {
-				res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: ex.id})
-				r.mu.Lock()
-				defer r.mu.Unlock()
-				if err != nil {
-					ex.stream, ex.queued = streamRefused, nil
-					if ex.finished {
-						r.readBody(lctx, ex)
-					}
-					return
-				}
-				ex.body.Write(res.BufferedData)
-				for _, q := range ex.queued {
-					ex.body.Write(q)
-				}
-				ex.stream, ex.queued = streamOn, nil
-				if ex.finished {
-					ex.streamed(r, lctx)
-				}
-			})
+			if ex.stream == 0 || ex.stream == streamRefused && !ex.finished {
+				r.askStream(lctx, ex)
+			}
 		case *network.EventDataReceived:
 			ex := last(ev.RequestID)
 			if ex == nil {
@@ -196,6 +184,33 @@ func (r *Recorder) listen(tab context.Context) {
 	r.mu.Lock()
 	r.stopTab = cancel
 	r.mu.Unlock()
+}
+
+// askStream asks Chromium to stream ex's body in the dataReceived
+// events; when it refuses (the request is unknown to the page yet, or
+// has finished), the body is read once it has finished. r.mu is held.
+func (r *Recorder) askStream(lctx context.Context, ex *tabExchange) {
+	ex.stream = streamAsking
+	r.async(lctx, func(ctx context.Context) {
+		res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: ex.id})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			ex.stream, ex.queued = streamRefused, nil
+			if ex.finished {
+				r.readBody(lctx, ex)
+			}
+			return
+		}
+		ex.body.Write(res.BufferedData)
+		for _, q := range ex.queued {
+			ex.body.Write(q)
+		}
+		ex.stream, ex.queued = streamOn, nil
+		if ex.finished {
+			ex.streamed(r, lctx)
+		}
+	})
 }
 
 // async runs f in a goroutine that stop waits for, bounded by ctx and a
