@@ -149,7 +149,7 @@ func repeatMeasure(b *B, f func() (Measure, error)) (Measure, error) {
 	return median(all), nil
 }
 
-// median is the median wall time, CPU time and peak RSS of ms.
+// median is the median of each figure of ms.
 func median(ms []Measure) Measure {
 	mid := func(f func(Measure) int64) int64 {
 		v := make([]int64, len(ms))
@@ -160,9 +160,12 @@ func median(ms []Measure) Measure {
 		return v[len(v)/2]
 	}
 	return Measure{
-		Wall:   time.Duration(mid(func(m Measure) int64 { return int64(m.Wall) })),
-		CPU:    time.Duration(mid(func(m Measure) int64 { return int64(m.CPU) })),
-		MaxRSS: mid(func(m Measure) int64 { return m.MaxRSS }),
+		Wall:      time.Duration(mid(func(m Measure) int64 { return int64(m.Wall) })),
+		FirstLine: time.Duration(mid(func(m Measure) int64 { return int64(m.FirstLine) })),
+		CPU:       time.Duration(mid(func(m Measure) int64 { return int64(m.CPU) })),
+		MaxRSS:    mid(func(m Measure) int64 { return m.MaxRSS }),
+		Lines:     mid(func(m Measure) int64 { return m.Lines }),
+		Bytes:     mid(func(m Measure) int64 { return m.Bytes }),
 	}
 }
 

@@ -93,24 +93,6 @@ func readWARC(t *testing.T, path string) []warcRecord {
 	return out
 }
 
-// runFolioEnv is runFolio with extra environment variables.
-func runFolioEnv(t *testing.T, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(folioBin(t), args...)
-	cmd.Env = append(append(os.Environ(), "FOLIO_DATA_DIR="), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.String(), errb.String(), ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), 0
-}
-
 // warcioModule is the npm warcio package `make deps` installs for the
 // tests, skipped loudly outside CI when it is missing.
 func warcioModule(t *testing.T) string {
