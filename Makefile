@@ -17,7 +17,7 @@ demo: build
 
 # deps installs what the tests need: Debian's chromium for the browser tests,
 # wget for the example hook's test, and in bin/test-tools (never shipped) the
-# npm packages the WACZ tests check folio's output with: warcio, and
+# npm packages the WARC and WACZ tests check folio's output with: warcio, and
 # ReplayWeb.page's prebuilt ui.js and sw.js (npm pack: its bundles need none
 # of its dependencies). apt-get waits up to ten minutes for another apt-get's
 # lock instead of failing.
@@ -27,6 +27,7 @@ deps:
 		echo "installing chromium (needed by the browser tests)"; \
 		apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }; }
 	@command -v wget >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y wget >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y wget; }
+	@command -v npm >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y nodejs npm >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y nodejs npm; }
 	@grep -qs '"version": "2.4.11"' $(TEST_TOOLS)/node_modules/warcio/package.json || { \
 		mkdir -p $(TEST_TOOLS) && npm install --prefix $(TEST_TOOLS) --no-save --no-audit --no-fund warcio@2.4.11 >/dev/null; }
 	@grep -qs '"version": "2.5.3"' $(TEST_TOOLS)/replaywebpage/package.json || { \

@@ -239,6 +239,7 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 		return p
 	}
 	p.ctx, p.cancel = tab, cancel
+	startRecording(ctx, tab) // the warc plugin's recorder, when it runs
 	w, h, err := cfg.Resolution("screenshot")
 	if err != nil {
 		p.Err = err

@@ -149,6 +149,7 @@ func Builtins() *Registry {
 		&Title{builtin{name: "title", order: 54, browser: true}},
 		&Readability{builtin{name: "readability", order: 56, browser: true}},
 		&HTMLToText{builtin{name: "htmltotext", order: 58, browser: true}},
+		&WARC{builtin{name: "warc", order: 90, browser: true}},
 		&Hashes{builtin{name: "hashes", order: 93}},
 	} {
 		r.Register(p)
@@ -176,6 +177,9 @@ type Job struct {
 	Links []string
 	Now   func() time.Time
 	HTTP  *http.Client
+
+	recorder    *Recorder // records the job's exchanges for the warc plugin
+	recorderErr error
 }
 
 // PluginDir is the output folder of a plugin: <snapshot>/<name>.

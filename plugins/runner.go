@@ -50,6 +50,8 @@ func (r *Runner) Capture(ctx context.Context, job *Job, withLinks bool, report f
 	if job.Now == nil {
 		job.Now = r.Now
 	}
+	ctx, stopRecording := startRecorder(ctx, r.Plugins, job)
+	defer stopRecording()
 	if NeedsBrowser(r.Plugins) || withLinks {
 		if r.Browser == nil {
 			job.Page = &Page{URL: job.URL, Err: ErrNoBrowser}

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -328,22 +327,7 @@ func (b *B) Repeat(setup func() error, cmd func() *exec.Cmd) (Measure, error) {
 		}
 		all = append(all, m)
 	}
-	med := func(f func(Measure) int64) int64 {
-		v := make([]int64, len(all))
-		for i, m := range all {
-			v[i] = f(m)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	return Measure{
-		Wall:      time.Duration(med(func(m Measure) int64 { return int64(m.Wall) })),
-		FirstLine: time.Duration(med(func(m Measure) int64 { return int64(m.FirstLine) })),
-		CPU:       time.Duration(med(func(m Measure) int64 { return int64(m.CPU) })),
-		MaxRSS:    med(func(m Measure) int64 { return m.MaxRSS }),
-		Lines:     med(func(m Measure) int64 { return m.Lines }),
-		Bytes:     med(func(m Measure) int64 { return m.Bytes }),
-	}, nil
+	return median(all), nil
 }
 
 // Add records a row of the current suite.

@@ -47,10 +47,13 @@ under sources/<timestamp>__cli_add.txt.
 
 Built-in plugins (native Go, one Chromium for the run, one tab per snapshot):
   staticfile headers favicon singlefile screenshot pdf dom title readability
-  htmltotext hashes
+  htmltotext warc hashes
 singlefile writes the page as one self-contained HTML file that renders with
 no network and runs no script: resources, frames, canvases, shadow roots and
 SVG sprite symbols are inside it.
+The warc plugin records every request and response of the snapshot's tab (and
+folio's own fetches) as WARC/1.1 in warc/<unix ts>.warc.gz; WARC_ENABLED=false
+(or SAVE_WARC=False) turns it off.
 External hooks: executables named on_Snapshot__NN_name.ext under
 <data>/custom_plugins/<plugin>/ run with ArchiveBox's hook contract.
 

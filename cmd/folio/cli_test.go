@@ -45,8 +45,14 @@ func folioBin(t testing.TB) string {
 // the exit code.
 func runFolio(t testing.TB, args ...string) (string, string, int) {
 	t.Helper()
+	return runFolioEnv(t, nil, args...)
+}
+
+// runFolioEnv is runFolio with extra environment variables.
+func runFolioEnv(t testing.TB, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(folioBin(t), args...)
-	cmd.Env = append(os.Environ(), "FOLIO_DATA_DIR=")
+	cmd.Env = append(append(os.Environ(), "FOLIO_DATA_DIR="), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -427,7 +427,7 @@ func waczWarcio(t *testing.T, entries map[string][]byte, warcs []string) {
 	t.Helper()
 	tools := waczTools(t, "warcio")
 	tmp := t.TempDir()
-	args := []string{"testdata/warcio-check.cjs"}
+	args := []string{"testdata/warcio-count.cjs"}
 	want := map[string]int{}
 	for _, name := range warcs {
 		p := filepath.Join(tmp, filepath.Base(name))

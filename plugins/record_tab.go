@@ -1,0 +1,329 @@
+package plugins
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// recorderKey carries a job's Recorder in the context its page is loaded
+// with, so that Browser.Load can start recording before it navigates.
+type recorderKey struct{}
+
+func withRecorder(ctx context.Context, r *Recorder) context.Context {
+	return context.WithValue(ctx, recorderKey{}, r)
+}
+
+// startRecording listens to the tab for the Recorder ctx carries, if any;
+// without one it does nothing.
+func startRecording(ctx, tab context.Context) {
+	if r, ok := ctx.Value(recorderKey{}).(*Recorder); ok && r != nil {
+		r.listen(tab)
+	}
+}
+
+// tabExchange is an exchange of the tab while it is recorded: which hop
+// of its request it is, and how its body is being read.
+type tabExchange struct {
+	*exchange
+	id       network.RequestID
+	req      *tabRequest
+	hop      int
+	method   string
+	target   string
+	reqH     network.Headers
+	resp     *network.Response
+	stream   int // streamAsking, streamOn, streamRefused
+	queued   [][]byte
+	finished bool
+	received int64 // the body's length as Chromium reported it, decoded
+}
+
+const (
+	streamAsking = iota + 1
+	streamOn
+	streamRefused
+)
+
+// tabRequest is what Chromium said about one request id: its hops (a
+// redirect makes a new one) and the ExtraInfo events, matched to the
+// hops in order.
+type tabRequest struct {
+	hops      []*tabExchange
+	reqExtra  []network.Headers
+	respExtra []*network.EventResponseReceivedExtraInfo
+}
+
+// listen records every request of the tab, in every frame: the raw
+// headers from the ExtraInfo events where Chromium sends them; bodies
+// streamed as they arrive (Network.streamResourceContent) or, for a
+// response that finished before streaming could start, read once it has
+// (Network.getResponseBody).
+func (r *Recorder) listen(tab context.Context) {
+	lctx, cancel := context.WithCancel(tab)
+	reqs := map[network.RequestID]*tabRequest{}
+	get := func(id network.RequestID) *tabRequest {
+		tr := reqs[id]
+		if tr == nil {
+			tr = &tabRequest{}
+			reqs[id] = tr
+		}
+		return tr
+	}
+	last := func(id network.RequestID) *tabExchange {
+		if tr := reqs[id]; tr != nil && len(tr.hops) > 0 {
+			return tr.hops[len(tr.hops)-1]
+		}
+		return nil
+	}
+	err := chromedp.Listen(lctx, func(ev any) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.closed {
+			return
+		}
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			tr := get(ev.RequestID)
+			if ev.RedirectResponse != nil {
+				if prev := last(ev.RequestID); prev != nil && prev.resp == nil {
+					prev.resp = ev.RedirectResponse
+					prev.finish()
+				}
+			}
+			if ev.Request == nil || !recordable(ev.Request.URL) {
+				return
+			}
+			u, _ := url.Parse(ev.Request.URL)
+			ex := &tabExchange{exchange: &exchange{url: ev.Request.URL, date: wallTime(ev.WallTime, r.now)},
+				id: ev.RequestID, req: tr, hop: len(tr.hops), method: ev.Request.Method, target: u.RequestURI(), reqH: ev.Request.Headers}
+			for _, e := range ev.Request.PostDataEntries {
+				ex.reqBody = append(ex.reqBody, e.Bytes...)
+			}
+			tr.hops = append(tr.hops, ex)
+			ex.body.rec = r
+			r.exchanges = append(r.exchanges, ex.exchange)
+			if ex.hop == 0 {
+				// Asked before the response comes, streaming misses no
+				// data even on a fast network (a redirected request is
+				// asked again when its final response comes).
+				r.askStream(lctx, ex)
+			}
+			if ev.Request.HasPostData && len(ex.reqBody) == 0 {
+				r.async(lctx, func(ctx context.Context) {
+					res, err := chromedp.Call(ctx, network.GetRequestPostData, network.GetRequestPostDataParams{RequestID: ex.id})
+					if err == nil {
+						r.mu.Lock()
+						ex.reqBody = res.PostData
+						r.mu.Unlock()
+					}
+				})
+			}
+		case *network.EventRequestWillBeSentExtraInfo:
+			tr := get(ev.RequestID)
+			tr.reqExtra = append(tr.reqExtra, ev.Headers)
+		case *network.EventResponseReceivedExtraInfo:
+			tr := get(ev.RequestID)
+			tr.respExtra = append(tr.respExtra, ev)
+		case *network.EventResponseReceived:
+			ex := last(ev.RequestID)
+			if ex == nil || ex.resp != nil || ev.Response == nil {
+				return
+			}
+			ex.resp = ev.Response
+			if ev.Response.Status == 206 {
+				ex.skip = true
+				return
+			}
+			if ex.stream == 0 || ex.stream == streamRefused && !ex.finished {
+				r.askStream(lctx, ex)
+			}
+		case *network.EventDataReceived:
+			ex := last(ev.RequestID)
+			if ex == nil {
+				return
+			}
+			ex.received += ev.DataLength
+			switch ex.stream {
+			case streamAsking:
+				if len(ev.Data) > 0 {
+					ex.queued = append(ex.queued, ev.Data)
+				}
+			case streamOn:
+				if len(ev.Data) > 0 {
+					ex.body.Write(ev.Data)
+				}
+			}
+		case *network.EventLoadingFinished:
+			ex := last(ev.RequestID)
+			if ex == nil || ex.resp == nil {
+				return
+			}
+			ex.finished = true
+			switch ex.stream {
+			case streamOn:
+				ex.streamed(r, lctx)
+			case streamRefused:
+				r.readBody(lctx, ex)
+			}
+		case *network.EventLoadingFailed:
+			if ex := last(ev.RequestID); ex != nil {
+				ex.skip = true
+			}
+		}
+	})
+	if err != nil {
+		cancel()
+		return
+	}
+	r.mu.Lock()
+	r.stopTab = cancel
+	r.mu.Unlock()
+}
+
+// askStream asks Chromium to stream ex's body in the dataReceived
+// events; when it refuses (the request is unknown to the page yet, or
+// has finished), the body is read once it has finished. r.mu is held.
+func (r *Recorder) askStream(lctx context.Context, ex *tabExchange) {
+	ex.stream = streamAsking
+	r.async(lctx, func(ctx context.Context) {
+		res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: ex.id})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			ex.stream, ex.queued = streamRefused, nil
+			if ex.finished {
+				r.readBody(lctx, ex)
+			}
+			return
+		}
+		ex.body.Write(res.BufferedData)
+		for _, q := range ex.queued {
+			ex.body.Write(q)
+		}
+		ex.stream, ex.queued = streamOn, nil
+		if ex.finished {
+			ex.streamed(r, lctx)
+		}
+	})
+}
+
+// async runs f in a goroutine that stop waits for, bounded by ctx and a
+// minute.
+func (r *Recorder) async(ctx context.Context, f func(context.Context)) {
+	r.pending.Add(1)
+	go func() {
+		defer r.pending.Done()
+		tctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		f(tctx)
+	}()
+}
+
+// streamed completes a streamed response. Chromium may accept to stream
+// a response whose data it already passed on, and then streams nothing:
+// when the bytes streamed are not the bytes received, the body is read
+// whole instead. r.mu is held.
+func (ex *tabExchange) streamed(r *Recorder, ctx context.Context) {
+	if ex.body.size == ex.received {
+		ex.finish()
+		return
+	}
+	ex.body.reset()
+	r.readBody(ctx, ex)
+}
+
+// readBody reads a finished response's body with Network.getResponseBody
+// (Chromium keeps it while the tab lives). r.mu is held.
+func (r *Recorder) readBody(ctx context.Context, ex *tabExchange) {
+	r.async(ctx, func(ctx context.Context) {
+		res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: ex.id})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			// A response without a body (a 204, a HEAD) has none to give.
+			if ex.resp.Status >= 200 && ex.resp.Status != 204 && ex.resp.Status != 304 && ex.method != "HEAD" {
+				ex.truncated = "unspecified"
+			}
+		} else {
+			ex.body.Write(res.Body)
+		}
+		ex.finish()
+	})
+}
+
+// finish marks the exchange complete; its heads are settled when the
+// WARC is written, since an ExtraInfo event may come after the rest.
+func (ex *tabExchange) finish() {
+	ex.done = true
+	ex.settle = ex.heads
+}
+
+// heads settles the heads of a complete exchange: the ExtraInfo of its
+// hop when Chromium sent one, the Response's headers otherwise.
+func (ex *tabExchange) heads() {
+	tr, resp := ex.req, ex.resp
+	proto := "HTTP/1.1"
+	if strings.EqualFold(resp.Protocol, "http/1.0") {
+		proto = "HTTP/1.0"
+	}
+	reqH := ex.reqH
+	if ex.hop < len(tr.reqExtra) {
+		reqH = tr.reqExtra[ex.hop]
+	} else if len(resp.RequestHeaders) > 0 {
+		reqH = resp.RequestHeaders
+	}
+	reqMap := headerLists(reqH)
+	if _, ok := reqMap["Host"]; !ok {
+		if a, ok := reqMap[":authority"]; ok {
+			reqMap["Host"] = a
+		} else if u, err := url.Parse(ex.url); err == nil {
+			reqMap["Host"] = []string{u.Host}
+		}
+	}
+	ex.reqHead = requestHead(ex.method, ex.target, proto, reqMap)
+	raw, status, respH := "", int(resp.Status), resp.Headers
+	if ex.hop < len(tr.respExtra) {
+		x := tr.respExtra[ex.hop]
+		raw, respH = x.HeadersText, x.Headers
+		if x.StatusCode != 0 {
+			status = int(x.StatusCode)
+		}
+	}
+	if status == 206 {
+		ex.skip = true
+	}
+	text, respMap := resp.StatusText, headerLists(respH)
+	ex.respHead = func(size int64) []byte { return responseHead(raw, proto, status, text, respMap, size) }
+	ex.ip = resp.RemoteIPAddress
+}
+
+// headerLists turns Chromium's header map into lists of values.
+func headerLists(h network.Headers) map[string][]string {
+	out := make(map[string][]string, len(h))
+	for k, v := range h {
+		if s, ok := v.(string); ok {
+			out[k] = []string{s}
+		}
+	}
+	return out
+}
+
+// recordable reports whether a URL's exchange goes into the WARC: http
+// and https only (no data:, blob: or about:).
+func recordable(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
+}
+
+// wallTime is a CDP wall time, now when Chromium gave none.
+func wallTime(t cdp.TimeSinceEpoch, now func() time.Time) time.Time {
+	if f := t.Float64(); f > 0 {
+		return time.UnixMicro(int64(f * 1e6)).UTC()
+	}
+	return now().UTC()
+}
