@@ -63,6 +63,19 @@ func TestWACZReplaysInReplayWebPage(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("the fixture site still answers")
 	}
+	found := replay(t, tools, out, page, replayFound)
+	var got struct{ Text, Href string }
+	json.Unmarshal([]byte(found), &got)
+	if got.Text != waczMarker || !strings.Contains(got.Href, "mp_/"+page) {
+		t.Errorf("the replayed frame %s shows %q, want the archived %s", got.Href, got.Text, page)
+	}
+}
+
+// replay serves ReplayWeb.page (from tools) and the WACZ on loopback,
+// opens it at page in headless Chromium and polls found (a script that
+// returns a string once the archived page shows what it looks for).
+func replay(t *testing.T, tools, wacz, page, found string) string {
+	t.Helper()
 	rwp := filepath.Join(tools, "replaywebpage")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -77,7 +90,7 @@ func TestWACZReplaysInReplayWebPage(t *testing.T) {
 		case "/replay/sw.js", "/sw.js":
 			http.ServeFile(w, r, filepath.Join(rwp, "sw.js"))
 		case "/archive.wacz":
-			http.ServeFile(w, r, out)
+			http.ServeFile(w, r, wacz)
 		default:
 			http.NotFound(w, r)
 		}
@@ -89,13 +102,62 @@ func TestWACZReplaysInReplayWebPage(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	found, err := chromedp.Run(ctx, chromedp.Poll[string](replayFound, chromedp.WithPollingInterval(300*time.Millisecond)))
+	got, err := chromedp.Run(ctx, chromedp.Poll[string](found, chromedp.WithPollingInterval(300*time.Millisecond)))
 	if err != nil {
-		t.Fatalf("ReplayWeb.page did not show the archived page with its stylesheet and image: %v", err)
+		t.Fatalf("ReplayWeb.page did not show the archived %s as expected: %v", page, err)
 	}
-	var got struct{ Text, Href string }
-	json.Unmarshal([]byte(found), &got)
-	if got.Text != waczMarker || !strings.Contains(got.Href, "mp_/"+page) {
-		t.Errorf("the replayed frame %s shows %q, want the archived %s", got.Href, got.Text, page)
+	return got
+}
+
+// replayScripted finds the replayed warc.html fixture with the fragment
+// its script loaded by XHR (answered from the WARC: the site is gone),
+// its stylesheet's font applied and its image decoded.
+const replayScripted = `(() => {
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { const r = walk(el.shadowRoot); if (r) return r; }
+      if (el.tagName === "IFRAME") {
+        let d = null;
+        try { d = el.contentDocument; } catch (e) {}
+        if (!d) continue;
+        const p = d.getElementById("loaded"), img = d.querySelector("img");
+        if (p && img && img.complete && img.naturalWidth > 0) {
+          return JSON.stringify({text: p.innerText, href: d.location.href, title: d.title});
+        }
+        const r = walk(d);
+        if (r) return r;
+      }
+    }
+    return null;
+  };
+  return walk(document);
+})()`
+
+// TestAddThenWACZReplays is the whole loop through the real binary:
+// folio add records the page's WARC in its Chromium tab, export --wacz
+// packages it, and ReplayWeb.page replays it with the site stopped,
+// scripts and all: the fragment the page loads by XHR after load comes
+// from the archive.
+func TestAddThenWACZReplays(t *testing.T) {
+	tools := waczTools(t, "replaywebpage")
+	srv := fixtureServer(t)
+	dir := newCollection(t)
+	page := srv.URL + "/warc.html"
+	if stdout, stderr, code := runFolio(t, "add", "-D", dir, page); code != 0 {
+		t.Fatalf("add exit %d\n%s%s", code, stdout, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "archive.wacz")
+	if stdout, stderr, code := runFolio(t, "export", "-D", dir, "--wacz", out); code != 0 {
+		t.Fatalf("export --wacz: exit %d\n%s%s", code, stdout, stderr)
+	}
+	srv.Close()
+	if resp, err := http.Get(page); err == nil {
+		resp.Body.Close()
+		t.Fatal("the fixture site still answers")
+	}
+	var got struct{ Text, Href, Title string }
+	json.Unmarshal([]byte(replay(t, tools, out, page, replayScripted)), &got)
+	if !strings.Contains(got.Text, "wick trimmed at dusk") || got.Title != "The Lamp Room" || !strings.Contains(got.Href, "mp_/"+page) {
+		t.Errorf("the replayed frame %s (%q) shows %q, want warc.html with its XHR fragment", got.Href, got.Title, got.Text)
 	}
 }
