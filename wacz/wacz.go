@@ -376,11 +376,25 @@ func (pk *packer) addFile(name, p string, mtime time.Time) error {
 	return pk.copyEntry(h.resource(name, mtime), f, p)
 }
 
+// stored is the header of a stored (uncompressed) entry of n bytes.
+// CreateRaw writes the header's fields as they are, so the MS-DOS date
+// and time that zip tools show are set here too (zero reads as the
+// invalid 1980-00-00).
+func stored(name string, crc uint32, n uint64, mtime time.Time) *zip.FileHeader {
+	t := mtime.UTC()
+	if t.Year() < 1980 {
+		t = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return &zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc, CompressedSize64: n, UncompressedSize64: n,
+		Modified:     t,
+		ModifiedDate: uint16(t.Day() + int(t.Month())<<5 + (t.Year()-1980)<<9),
+		ModifiedTime: uint16(t.Second()/2 + t.Minute()<<5 + t.Hour()<<11)}
+}
+
 // copyEntry copies r's file (open at its start) into the zip, stored, and
 // checks it is the file that was hashed.
 func (pk *packer) copyEntry(r resource, f io.Reader, what string) error {
-	w, err := pk.zw.CreateRaw(&zip.FileHeader{Name: r.Path, Method: zip.Store, CRC32: r.crc,
-		CompressedSize64: uint64(r.Bytes), UncompressedSize64: uint64(r.Bytes), Modified: r.mtime.UTC()})
+	w, err := pk.zw.CreateRaw(stored(r.Path, r.crc, uint64(r.Bytes), r.mtime))
 	if err != nil {
 		return err
 	}
@@ -426,8 +440,7 @@ func (pk *packer) writePackage() error {
 		// Sizes and CRC in the local header (no data descriptor), as for
 		// every entry: readers that stream a zip need them there.
 		n := uint64(len(f.data))
-		w, err := pk.zw.CreateRaw(&zip.FileHeader{Name: f.name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(f.data),
-			CompressedSize64: n, UncompressedSize64: n, Modified: pk.opts.Now().UTC()})
+		w, err := pk.zw.CreateRaw(stored(f.name, crc32.ChecksumIEEE(f.data), n, pk.opts.Now()))
 		if err != nil {
 			return err
 		}

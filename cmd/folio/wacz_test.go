@@ -217,6 +217,9 @@ func TestExportWACZ(t *testing.T) {
 		if f.Method != zip.Store || f.Flags&0x8 != 0 {
 			t.Errorf("%s is compressed in the zip (method %d) or its sizes follow it (flags %#x); WACZ stores files", f.Name, f.Method, f.Flags)
 		}
+		if month := f.ModifiedDate >> 5 & 0xf; month < 1 || month > 12 {
+			t.Errorf("%s has the MS-DOS date %#x (month %d), which zip tools show as invalid", f.Name, f.ModifiedDate, month)
+		}
 		rc, err := f.Open()
 		if err != nil {
 			t.Fatal(err)
