@@ -61,7 +61,18 @@ type exchange struct {
 	done      bool // the response is complete (a body that never ended is left out)
 	skip      bool // not recorded: a range response, a failed load
 	truncated string
+	via       string // how the body was read: viaStream, viaWhole, viaNone
 }
+
+// How a tab's response body was read (exchange.via): streamed as it
+// arrived, or read whole once it had (Network.getResponseBody, the body
+// held in memory at once, which is why only small bodies are read so),
+// or not read since it was too large to read whole.
+const (
+	viaStream = "stream"
+	viaWhole  = "whole"
+	viaNone   = "none"
+)
 
 // body is a response body as it is recorded: in memory up to spoolAbove,
 // then in a spool file.
