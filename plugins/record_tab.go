@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -62,8 +63,14 @@ type tabRequest struct {
 // listen records every request of the tab, in every frame: the raw
 // headers from the ExtraInfo events where Chromium sends them; bodies
 // streamed as they arrive (Network.streamResourceContent) or, for a
-// response that finished before streaming could start, read once it has
-// (Network.getResponseBody).
+// response that could not be streamed, read once it has finished
+// (Network.getResponseBody) when it is small.
+//
+// Streaming must be on before the first byte of a body reaches the page,
+// or those bytes are missed: on a fast network the body is often there
+// before Chromium answers. So each response is held (the Fetch domain,
+// at the response stage) until streaming is on, then let through. Every
+// held response is let through, whatever happens, or the page would hang.
 func (r *Recorder) listen(tab context.Context) {
 	lctx, cancel := context.WithCancel(tab)
 	reqs := map[network.RequestID]*tabRequest{}
@@ -81,9 +88,14 @@ func (r *Recorder) listen(tab context.Context) {
 		}
 		return nil
 	}
+	intercept := false
 	err := chromedp.Listen(lctx, func(ev any) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		if ev, ok := ev.(*fetch.EventRequestPaused); ok {
+			r.paused(lctx, ev, last(ev.NetworkID))
+			return
+		}
 		if r.closed {
 			return
 		}
@@ -108,11 +120,10 @@ func (r *Recorder) listen(tab context.Context) {
 			tr.hops = append(tr.hops, ex)
 			ex.body.rec = r
 			r.exchanges = append(r.exchanges, ex.exchange)
-			if ex.hop == 0 {
-				// Asked before the response comes, streaming misses no
-				// data even on a fast network (a redirected request is
-				// asked again when its final response comes).
-				r.askStream(lctx, ex)
+			if ex.hop == 0 && !intercept {
+				// Without responses held, asking before the response
+				// comes misses the least data.
+				r.askStream(lctx, ex, nil)
 			}
 			if ev.Request.HasPostData && len(ex.reqBody) == 0 {
 				r.async(lctx, func(ctx context.Context) {
@@ -141,7 +152,7 @@ func (r *Recorder) listen(tab context.Context) {
 				return
 			}
 			if ex.stream == 0 || ex.stream == streamRefused && !ex.finished {
-				r.askStream(lctx, ex)
+				r.askStream(lctx, ex, nil) // a response that was not held
 			}
 		case *network.EventDataReceived:
 			ex := last(ev.RequestID)
@@ -181,17 +192,60 @@ func (r *Recorder) listen(tab context.Context) {
 		cancel()
 		return
 	}
+	// Held at the response stage, a request has been sent (so the page
+	// knows it and can stream it) and none of its body has moved yet.
+	ectx, ecancel := context.WithTimeout(lctx, 10*time.Second)
+	_, err = chromedp.Call(ectx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageResponse}}})
+	ecancel()
 	r.mu.Lock()
-	r.stopTab = cancel
+	intercept = err == nil
+	r.stopTab = func() {
+		if intercept {
+			// Lets through whatever is still held.
+			dctx, dcancel := context.WithTimeout(lctx, 5*time.Second)
+			_, _ = chromedp.Call(dctx, fetch.Disable, cdp.Empty{})
+			dcancel()
+		}
+		cancel()
+	}
 	r.mu.Unlock()
+}
+
+// paused handles a response held at the response stage: when it is one
+// being recorded, streaming of its body is asked for before it is let
+// through; in every case it is let through. r.mu is held.
+func (r *Recorder) paused(lctx context.Context, ev *fetch.EventRequestPaused, ex *tabExchange) {
+	resume := func(ctx context.Context) {
+		_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+	}
+	code := ev.ResponseStatusCode
+	if r.closed || ex == nil || ex.stream != 0 || ex.resp != nil || ev.ResponseErrorReason != "" ||
+		code >= 300 && code < 400 || code == 206 || code == 204 || ev.ResourceType == network.ResourceTypeDocument {
+		// Not recorded, a redirect (its hop has no body), a body not
+		// wanted, or a frame's document (held, it is unknown to the
+		// page and Chromium never answers the ask: it is asked for once
+		// its response came): let it through at once. Not counted in
+		// pending: stop may be waiting for it already.
+		go func() {
+			ctx, cancel := context.WithTimeout(lctx, time.Minute)
+			defer cancel()
+			resume(ctx)
+		}()
+		return
+	}
+	r.askStream(lctx, ex, resume)
 }
 
 // askStream asks Chromium to stream ex's body in the dataReceived
 // events; when it refuses (the request is unknown to the page yet, or
-// has finished), the body is read once it has finished. r.mu is held.
-func (r *Recorder) askStream(lctx context.Context, ex *tabExchange) {
+// has finished), the body is read once it has finished. then, when not
+// nil, runs once Chromium answered, whatever it answered. r.mu is held.
+func (r *Recorder) askStream(lctx context.Context, ex *tabExchange, then func(context.Context)) {
 	ex.stream = streamAsking
 	r.async(lctx, func(ctx context.Context) {
+		if then != nil {
+			defer then(ctx)
+		}
 		res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: ex.id})
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -231,6 +285,7 @@ func (r *Recorder) async(ctx context.Context, f func(context.Context)) {
 // whole instead. r.mu is held.
 func (ex *tabExchange) streamed(r *Recorder, ctx context.Context) {
 	if ex.body.size == ex.received {
+		ex.via = viaStream
 		ex.finish()
 		return
 	}
@@ -239,8 +294,17 @@ func (ex *tabExchange) streamed(r *Recorder, ctx context.Context) {
 }
 
 // readBody reads a finished response's body with Network.getResponseBody
-// (Chromium keeps it while the tab lives). r.mu is held.
+// (Chromium keeps it while the tab lives). That holds the body in memory
+// at once, so a body past spoolAbove is not read: its record says it is
+// truncated (a frame's large document, which cannot be held while it is
+// unknown to the page, is the one body that may end so). r.mu is held.
 func (r *Recorder) readBody(ctx context.Context, ex *tabExchange) {
+	if ex.received > spoolAbove {
+		ex.body.reset()
+		ex.truncated, ex.via = "unspecified", viaNone
+		ex.finish()
+		return
+	}
 	r.async(ctx, func(ctx context.Context) {
 		res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: ex.id})
 		r.mu.Lock()
@@ -252,6 +316,7 @@ func (r *Recorder) readBody(ctx context.Context, ex *tabExchange) {
 			}
 		} else {
 			ex.body.Write(res.Body)
+			ex.via = viaWhole
 		}
 		ex.finish()
 	})

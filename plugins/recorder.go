@@ -61,7 +61,18 @@ type exchange struct {
 	done      bool // the response is complete (a body that never ended is left out)
 	skip      bool // not recorded: a range response, a failed load
 	truncated string
+	via       string // how the body was read: viaStream, viaWhole, viaNone
 }
+
+// How a tab's response body was read (exchange.via): streamed as it
+// arrived, or read whole once it had (Network.getResponseBody, the body
+// held in memory at once, which is why only small bodies are read so),
+// or not read since it was too large to read whole.
+const (
+	viaStream = "stream"
+	viaWhole  = "whole"
+	viaNone   = "none"
+)
 
 // body is a response body as it is recorded: in memory up to spoolAbove,
 // then in a spool file.
@@ -219,7 +230,8 @@ const warcinfoText = "format: WARC File Format 1.1\r\n" +
 	"and the fetches folio's plugins made themselves\r\n" +
 	"x-folio-bodies: response bodies are stored as the browser decoded them; Content-Encoding and Transfer-Encoding " +
 	"are dropped and Content-Length gives the stored length. Redirects are response records without a body; " +
-	"range (206) responses, data: URLs and loads that never finished are left out.\r\n"
+	"range (206) responses, data: URLs and loads that never finished are left out; a body past 1 MiB that the browser " +
+	"could not stream is left out of its record, marked WARC-Truncated.\r\n"
 
 // recordOpts are the options of every record folio writes: WARC/1.1,
 // sha256 digests computed, blocks past spoolAbove buffered in the spool
