@@ -295,11 +295,13 @@ func (ex *tabExchange) streamed(r *Recorder, ctx context.Context) {
 
 // readBody reads a finished response's body with Network.getResponseBody
 // (Chromium keeps it while the tab lives). That holds the body in memory
-// at once, so a body past spoolAbove is not read: its record says it is
-// truncated (a frame's large document, which cannot be held while it is
-// unknown to the page, is the one body that may end so). r.mu is held.
+// at once, so a body past readWholeUpTo is not read: its record says it
+// is truncated. The bodies that come here are the few that could not be
+// streamed, mostly documents (a frame's document cannot be held while it
+// is unknown to the page): a long article runs to a few MiB, which is why
+// the bound is well above spoolAbove. r.mu is held.
 func (r *Recorder) readBody(ctx context.Context, ex *tabExchange) {
-	if ex.received > spoolAbove {
+	if ex.received > readWholeUpTo {
 		ex.body.reset()
 		ex.truncated, ex.via = "unspecified", viaNone
 		ex.finish()

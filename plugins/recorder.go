@@ -47,6 +47,11 @@ type Recorder struct {
 // recorded (gowarc buffers a record the same way when it is written).
 const spoolAbove = 1 << 20
 
+// readWholeUpTo bounds a body read whole, in memory, because Chromium
+// could not stream it: the memory of a capture stays bounded by it, not
+// by the size of the page's resources.
+const readWholeUpTo = 16 << 20
+
 // exchange is one request and its response, written as a request and a
 // response record.
 type exchange struct {
@@ -230,7 +235,7 @@ const warcinfoText = "format: WARC File Format 1.1\r\n" +
 	"and the fetches folio's plugins made themselves\r\n" +
 	"x-folio-bodies: response bodies are stored as the browser decoded them; Content-Encoding and Transfer-Encoding " +
 	"are dropped and Content-Length gives the stored length. Redirects are response records without a body; " +
-	"range (206) responses, data: URLs and loads that never finished are left out; a body past 1 MiB that the browser " +
+	"range (206) responses, data: URLs and loads that never finished are left out; a body past 16 MiB that the browser " +
 	"could not stream is left out of its record, marked WARC-Truncated.\r\n"
 
 // recordOpts are the options of every record folio writes: WARC/1.1,
