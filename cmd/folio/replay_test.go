@@ -22,11 +22,12 @@ const replayEmbed = `<!DOCTYPE html><html><head><meta charset="utf-8"><script sr
 const replayFrame = `<!DOCTYPE html><html><head><meta charset="utf-8"><script src="../ui.js"></script></head>
 <body><replay-app-main></replay-app-main></body></html>`
 
-// replayFound looks through every same-origin frame and shadow root of
-// the page for the archived page (its h1#m) and returns, as JSON, its
-// text, the h1's colour (set by the archived stylesheet), the width the
-// archived image decoded to, and the frame's address; null until found.
-const replayFound = `(() => {
+// replayFinder returns a script that looks through every same-origin
+// frame and shadow root of the page for a frame document d in which the
+// JavaScript expression found (over d) is true, and then returns, as
+// JSON, the value of the expression result (over d); null until found.
+func replayFinder(found, result string) string {
+	return `(() => {
   const walk = (root) => {
     for (const el of root.querySelectorAll("*")) {
       if (el.shadowRoot) { const r = walk(el.shadowRoot); if (r) return r; }
@@ -34,10 +35,7 @@ const replayFound = `(() => {
         let d = null;
         try { d = el.contentDocument; } catch (e) {}
         if (!d) continue;
-        const h = d.getElementById("m"), img = d.querySelector("img");
-        if (h && img && img.complete && img.naturalWidth > 0 && d.defaultView.getComputedStyle(h).color === "rgb(1, 2, 3)") {
-          return JSON.stringify({text: h.innerText, href: d.location.href});
-        }
+        if (` + found + `) return JSON.stringify(` + result + `);
         const r = walk(d);
         if (r) return r;
       }
@@ -46,6 +44,14 @@ const replayFound = `(() => {
   };
   return walk(document);
 })()`
+}
+
+// replayFound finds the archived page of the WACZ tests (its h1#m): its
+// text once the h1 has the colour the archived stylesheet gives it and
+// the archived image has decoded, and the frame's address.
+var replayFound = replayFinder(
+	`((h, img) => h && img && img.complete && img.naturalWidth > 0 && d.defaultView.getComputedStyle(h).color === "rgb(1, 2, 3)")(d.getElementById("m"), d.querySelector("img"))`,
+	`{text: d.getElementById("m").innerText, href: d.location.href}`)
 
 // TestWACZReplaysInReplayWebPage: the WACZ that export --wacz writes
 // opens in ReplayWeb.page (npm replaywebpage, test-only) in headless
@@ -110,28 +116,11 @@ func replay(t *testing.T, tools, wacz, page, found string) string {
 }
 
 // replayScripted finds the replayed warc.html fixture with the fragment
-// its script loaded by XHR (answered from the WARC: the site is gone),
-// its stylesheet's font applied and its image decoded.
-const replayScripted = `(() => {
-  const walk = (root) => {
-    for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) { const r = walk(el.shadowRoot); if (r) return r; }
-      if (el.tagName === "IFRAME") {
-        let d = null;
-        try { d = el.contentDocument; } catch (e) {}
-        if (!d) continue;
-        const p = d.getElementById("loaded"), img = d.querySelector("img");
-        if (p && img && img.complete && img.naturalWidth > 0) {
-          return JSON.stringify({text: p.innerText, href: d.location.href, title: d.title});
-        }
-        const r = walk(d);
-        if (r) return r;
-      }
-    }
-    return null;
-  };
-  return walk(document);
-})()`
+// its script loaded by XHR (answered from the WARC: the site is gone) and
+// its image decoded.
+var replayScripted = replayFinder(
+	`((p, img) => p && img && img.complete && img.naturalWidth > 0)(d.getElementById("loaded"), d.querySelector("img"))`,
+	`{text: d.getElementById("loaded").innerText, href: d.location.href, title: d.title}`)
 
 // TestAddThenWACZReplays is the whole loop through the real binary:
 // folio add records the page's WARC in its Chromium tab, export --wacz
