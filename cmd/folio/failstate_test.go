@@ -62,7 +62,7 @@ func TestUnreachableCaptureShowsFailed(t *testing.T) {
 	}
 	root := string(mustRead(t, filepath.Join(dir, "index.html")))
 	if !strings.Contains(root, `<span class="status-pill status-failed">failed</span>`) || strings.Contains(root, ">archived</span>") ||
-		!strings.Contains(root, `1 output</small><small class="failures">9 failed</small>`) {
+		!strings.Contains(root, `1 output</small><small class="failures">10 failed</small>`) {
 		t.Errorf("root page row:\n%s", between(root, `<tr class="snapshot-row`, "</tr>"))
 	}
 	snaps := snapshots(t, dir)

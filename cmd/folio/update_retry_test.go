@@ -24,7 +24,7 @@ func retryCollection(t *testing.T) string {
 	t.Helper()
 	dir := newCollection(t)
 	conf := "\n[ARCHIVE_METHOD_TOGGLES]\n"
-	for _, p := range []string{"STATICFILE", "HEADERS", "FAVICON", "SINGLEFILE", "PDF", "DOM", "READABILITY", "HTMLTOTEXT"} {
+	for _, p := range []string{"STATICFILE", "HEADERS", "FAVICON", "SINGLEFILE", "PDF", "DOM", "READABILITY", "HTMLTOTEXT", "WARC"} {
 		conf += p + "_ENABLED = False\n"
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "ArchiveBox.conf"), os.O_APPEND|os.O_WRONLY, 0)
