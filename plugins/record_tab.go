@@ -89,11 +89,12 @@ func (r *Recorder) listen(tab context.Context) {
 		return nil
 	}
 	intercept := false
+	early := map[network.RequestID]*fetch.EventRequestPaused{}
 	err := chromedp.Listen(lctx, func(ev any) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if ev, ok := ev.(*fetch.EventRequestPaused); ok {
-			r.paused(lctx, ev, last(ev.NetworkID))
+			r.paused(lctx, ev, last(ev.NetworkID), early)
 			return
 		}
 		if r.closed {
@@ -101,6 +102,12 @@ func (r *Recorder) listen(tab context.Context) {
 		}
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
+			if pe := early[ev.RequestID]; pe != nil {
+				// The response came before the page told of its
+				// request: it is handled once this hop is known.
+				delete(early, ev.RequestID)
+				defer func() { r.paused(lctx, pe, last(ev.RequestID), nil) }()
+			}
 			tr := get(ev.RequestID)
 			if ev.RedirectResponse != nil {
 				if prev := last(ev.RequestID); prev != nil && prev.resp == nil {
@@ -214,37 +221,60 @@ func (r *Recorder) listen(tab context.Context) {
 // paused handles a response held at the response stage: when it is one
 // being recorded, streaming of its body is asked for before it is let
 // through; in every case it is let through. r.mu is held.
-func (r *Recorder) paused(lctx context.Context, ev *fetch.EventRequestPaused, ex *tabExchange) {
-	resume := func(ctx context.Context) {
+//
+// Fetch's events come from the browser, the Network events from the
+// page, so a response may be held before the page's requestWillBeSent
+// for it came: let through then, its first bytes would be gone before
+// streaming is on. When early is not nil, such a response is parked in
+// it until its request is known (listen hands it back), or for
+// announceWithin at most (a request the page never tells of).
+func (r *Recorder) paused(lctx context.Context, ev *fetch.EventRequestPaused, ex *tabExchange, early map[network.RequestID]*fetch.EventRequestPaused) {
+	resume := func() {
+		ctx, cancel := context.WithTimeout(lctx, time.Minute)
+		defer cancel()
 		_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
 	}
 	code := ev.ResponseStatusCode
-	if r.closed || ex == nil || ex.stream != 0 || ex.resp != nil || ev.ResponseErrorReason != "" ||
-		code >= 300 && code < 400 || code == 206 || code == 204 || ev.ResourceType == network.ResourceTypeDocument {
+	pass := r.closed || ev.ResponseErrorReason != "" ||
+		code >= 300 && code < 400 || code == 206 || code == 204 || ev.ResourceType == network.ResourceTypeDocument
+	unknown := ex == nil || ev.Request == nil || ex.url != ev.Request.URL
+	if !pass && unknown && early != nil && ev.NetworkID != "" && early[ev.NetworkID] == nil {
+		early[ev.NetworkID] = ev
+		time.AfterFunc(announceWithin, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if early[ev.NetworkID] == ev {
+				delete(early, ev.NetworkID)
+				r.paused(lctx, ev, nil, nil)
+			}
+		})
+		return
+	}
+	if pass || unknown || ex.stream != 0 || ex.resp != nil {
 		// Not recorded, a redirect (its hop has no body), a body not
 		// wanted, or a frame's document (held, it is unknown to the
 		// page and Chromium never answers the ask: it is asked for once
 		// its response came): let it through at once. Not counted in
 		// pending: stop may be waiting for it already.
-		go func() {
-			ctx, cancel := context.WithTimeout(lctx, time.Minute)
-			defer cancel()
-			resume(ctx)
-		}()
+		go resume()
 		return
 	}
 	r.askStream(lctx, ex, resume)
 }
 
+// announceWithin bounds how long a held response waits for the page to
+// tell of its request.
+const announceWithin = 10 * time.Second
+
 // askStream asks Chromium to stream ex's body in the dataReceived
 // events; when it refuses (the request is unknown to the page yet, or
 // has finished), the body is read once it has finished. then, when not
 // nil, runs once Chromium answered, whatever it answered. r.mu is held.
-func (r *Recorder) askStream(lctx context.Context, ex *tabExchange, then func(context.Context)) {
+func (r *Recorder) askStream(lctx context.Context, ex *tabExchange, then func()) {
 	ex.stream = streamAsking
 	r.async(lctx, func(ctx context.Context) {
 		if then != nil {
-			defer then(ctx)
+			defer then() // with a context of its own: ctx may have run out
 		}
 		res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: ex.id})
 		r.mu.Lock()
