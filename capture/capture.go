@@ -97,6 +97,9 @@ type Stats struct {
 	CrawlDir   string
 	// Results counts results by plugin and status.
 	Results map[string]map[string]int
+	// Saved lists the folders (relative) of the snapshots sealed with
+	// something archived, in the order they finished.
+	Saved []string
 }
 
 // Run adds the input's URLs to the collection and captures them. The
@@ -264,6 +267,7 @@ func (r *run) startBrowser(needed bool) (func(), error) {
 	if !needed || r.opts.Browser != nil {
 		return func() {}, nil
 	}
+	r.announceBrowser()
 	b, err := plugins.StartBrowser(r.opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("%w (or pick plugins that need no browser with --plugins)", err)

@@ -127,11 +127,13 @@ func (r *run) captureAll(ctx context.Context, snaps []*snapshot) error {
 					return
 				}
 				var children []*snapshot
+				r.starting(s)
 				if rt := r.retries[s]; rt != nil {
 					r.retryOne(ctx, s, rt)
 				} else {
 					children = r.captureOne(ctx, s)
 				}
+				r.finished(ctx, s)
 				for _, c := range children {
 					q.push(c)
 				}

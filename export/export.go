@@ -172,6 +172,9 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 		return Stats{}, err
 	}
 	st, err := s.run(ctx)
+	if err == nil && s.inPlace {
+		err = s.rememberInPlace()
+	}
 	st.Reindex = rs
 	return st, fullDisk(s.dst, err)
 }

@@ -153,6 +153,8 @@ $TMPDIR (those whose lock no living folio holds).`,
 			if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
 				runErr = err
 			}
+			unlock() // the export takes the lock
+			siteRefresh{coll: coll, p: p, out: e.stdout}.run(cmd.Context(), st.Saved)
 			return runErr
 		},
 	}

@@ -112,6 +112,10 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 			if err := runRemove(cmd, e, coll, q, f, args); err != nil {
 				return err
 			}
+			if !f.dryRun && !f.purge {
+				unlock() // the export takes the lock
+				f.refresh(cmd.Context(), e, coll)
+			}
 			if kept > 0 {
 				return fmt.Errorf("%s of a removal cut short could not be moved to the trash: %w", plural(kept, "folder"), archive.ErrPartial)
 			}

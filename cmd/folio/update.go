@@ -135,6 +135,8 @@ would, which the check after the run must report as left behind.`,
 			for _, f := range st.Failures {
 				p.Warnf("%s: %s", archive.Printable(f.Source), archive.Printable(f.Err.Error()))
 			}
+			unlock() // the export takes the lock
+			siteRefresh{coll: coll, p: p, out: e.stdout}.run(ctx, nil)
 			return runErr
 		},
 	}

@@ -93,6 +93,8 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 	if err := st.WriteUpdateTable(e.stdout, runErr); err != nil && runErr == nil {
 		runErr = err
 	}
+	unlock() // the export takes the lock
+	siteRefresh{coll: coll, p: p, out: e.stdout}.run(cmd.Context(), st.Saved)
 	return runErr
 }
 
