@@ -279,6 +279,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p, rp, st, ok = h.resolve(path.Join(rp, RootPage))
 	}
 	if !ok || !st.Mode().IsRegular() {
+		if h.collection && rel == RootPage && !exists(filepath.Join(h.root, RootPage)) {
+			serveNotExported(w, r) // nothing exported yet: say how
+			return
+		}
 		http.NotFound(w, r)
 		return
 	}

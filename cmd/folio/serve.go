@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,6 +40,9 @@ that keeps reading is never cut), or when it idles --idle-timeout between
 requests; at most --max-connections are served at once, more wait their turn.
 With --watch (in a collection) the export is kept current as the tree changes,
 as 'folio watch --export' does, while it is served.
+Without --watch serve writes nothing: a collection never exported answers /
+with a page saying to run 'folio export' (and serve says so when it starts).
+It prints the folder it serves as an absolute path, symlinks resolved.
 Ctrl-C stops the server; folio then exits 130 (interrupted), as every command does.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,11 +62,13 @@ Ctrl-C stops the server; folio then exits 130 (interrupted), as every command do
 				opts.Dir = args[0]
 			}
 			p := e.printer()
+			real := realPath(opts.Dir)
 			opts.Ready = func(url string) {
 				fmt.Fprintln(e.stdout, url)
-				p.Infof("serving %s at %s (Ctrl-C stops)", opts.Dir, url)
+				p.Infof("serving %s at %s (Ctrl-C stops)", real, url)
 			}
 			if !watching {
+				warnNotExported(p, real)
 				err := export.Serve(cmd.Context(), opts, p)
 				if cmd.Context().Err() != nil {
 					p.Infof("stopped")
@@ -110,4 +117,30 @@ Ctrl-C stops the server; folio then exits 130 (interrupted), as every command do
 	cmd.Flags().IntVar(&opts.MaxConns, "max-connections", export.DefaultMaxConns, "connections served at once (more wait to be accepted)")
 	cmd.Flags().BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox")
 	return cmd
+}
+
+// realPath is dir as an absolute path with its symlinks resolved, as
+// serve names what it serves ("." says nothing); dir itself when it
+// cannot be resolved (serve then says why).
+func realPath(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// warnNotExported says when the folder served has no root page: a
+// collection never exported, whose / then says to run 'folio export'.
+func warnNotExported(p *printer, dir string) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return // Serve names the problem
+	}
+	if _, err := os.Lstat(filepath.Join(dir, export.RootPage)); err == nil {
+		return
+	}
+	p.Warnf("%s has no export yet: run 'folio export -D %s' (or serve with --watch, which exports first); until then / says so", dir, dir)
 }

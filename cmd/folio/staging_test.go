@@ -51,7 +51,7 @@ func TestUpdateSettlesStagingFolderAfterPowerLoss(t *testing.T) {
 	torn := `{"step":"planned","src":"` + src + `","dst":"` + dst + `","mode":"re`
 	mustDo(t, os.WriteFile(filepath.Join(dir, ".folio/migrate.journal"), []byte(torn), 0o644))
 
-	const line = "interrupted        1 staging folder of copies a crash cut short (their sources are intact; the migration settles them)\n"
+	const line = "interrupted        1 staging folder of copies a crash cut short (their sources are intact): 'folio update --migrate-only' settles them\n"
 	const next = "next               folio update --migrate-only (add --dry-run to see the plan first)\n"
 	if out := catRun(t, dir, "status").want(t, 0).stdout; !strings.Contains(out, line) || !strings.Contains(out, next) {
 		t.Errorf("status lacks %q or %q:\n%s", line, next, out)

@@ -59,7 +59,7 @@ func TestStatusCommand(t *testing.T) {
 	text := catRun(t, dir, "status").want(t, 0).stdout
 	for _, line := range []string{
 		"snapshots          0 (current layout 0, legacy 0)\n",
-		"legacy to migrate  2 archive/<timestamp> folders (0 of those in the catalog without an index file)\n",
+		"legacy to migrate  2 archive/<timestamp> folders (0 of those in the catalog without an index file): 'folio update --migrate-only' moves them\n",
 		"next               folio update --migrate-only (add --dry-run to see the plan first)\n",
 	} {
 		if !strings.Contains(text, line) {
