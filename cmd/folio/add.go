@@ -87,7 +87,15 @@ holds the run's Crawl record (ArchiveBox's shape: urls, label, tags, depth,
 creator) after its Snapshot record. After a kill, the next add removes the temp
 files and half-made snapshot folders it left (in the folders it noted in
 .folio/add.touched) and the Chromium profiles folio-chromium-* it left in
-$TMPDIR (those whose lock no living folio holds).`,
+$TMPDIR (those whose lock no living folio holds).
+
+On stderr add says what it does: the Chromium it starts, each URL as a worker
+takes it, each snapshot saved with its title and folder (-q: none of these).
+In a collection exported in place the export is then brought up to date, as
+'folio watch --export' does, and the run ends with the file:// URL of its root
+page on stdout; in one never exported, with the file:// URL of each saved
+snapshot's page (its singlefile.html, else its screenshot or PDF). add never
+writes a site that 'folio export' did not write first.`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4

@@ -73,7 +73,11 @@ collection lock moves them to removed/.
 many folders and bytes it frees (and asking, as --delete does).
 
 --dry-run prints the plan and changes nothing. --jsonl prints one JSON record
-per removed snapshot on stdout (the plan then goes to stderr).`,
+per removed snapshot on stdout (the plan then goes to stderr).
+
+A collection exported in place has its export brought up to date once the
+snapshots are removed (or brought back), and remove ends with the file:// URL
+of its root page (on stderr with --jsonl).`,
 		Example: `  folio remove -f domain ads.example.com
   folio remove --tag junk --delete --yes
   folio remove --dry-run --before 2015-01-01

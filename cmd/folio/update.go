@@ -43,7 +43,9 @@ alone. --dry-run prints which plugins would run on which snapshots. Exit 3
 when some plugin failed again, 130 when interrupted (what finished is
 recorded; the next update does the rest, and puts back a folder a kill
 left moved aside). 'folio add --update URL' does the same for a URL the
-collection has.
+collection has. As with add, each snapshot is named as it starts and ends,
+and a collection exported in place has its export brought up to date (after
+--migrate-only too), the run ending with the file:// URL of its root page.
 
 With --migrate-only: bring every snapshot of the collection to the current layout (fs_version 0.9.4):
 legacy archive/<timestamp>/ folders of ArchiveBox 0.4-0.8 (also those named by a
