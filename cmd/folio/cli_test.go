@@ -86,7 +86,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 	for _, args := range [][]string{
 		{"no-such-command"},
 		{"init", "--no-such-flag"},
-		{"init", "extra-argument"},
+		{"init", "one-dir", "another-dir"},
 		{"version", "--short=maybe"},
 		{"demo", "unexpected"},
 		{"update", "--migrate-only", "--resume", "notatimestamp"},

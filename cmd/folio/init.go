@@ -13,13 +13,23 @@ func init() { commands = append(commands, newInitCmd) }
 func newInitCmd(e *env) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "init",
-		Short: "Create a collection in the data directory",
-		Long: `Create a collection in the data directory: archive/users/, sources/, logs/ and
-.folio/. An existing ArchiveBox data directory is accepted as it is and none of
-its files are changed. A directory holding other files is refused unless --force.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := archive.Init(e.dir(), force)
+		Use:   "init [DIR]",
+		Short: "Create a collection in DIR (else the data directory)",
+		Long: `Create a collection in DIR, else in the data directory (-D, $FOLIO_DATA_DIR or
+the current directory): archive/users/, sources/, logs/ and .folio/. An existing
+ArchiveBox data directory is accepted as it is and none of its files are
+changed. A directory holding other files is refused unless --force.`,
+		Example: `  folio init ~/archive`,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := e.dir()
+			if len(args) == 1 {
+				if e.dataDir != "" && e.dataDir != args[0] {
+					return usagef("init %s: -D names another directory (%s); give one of them", args[0], e.dataDir)
+				}
+				dir = args[0]
+			}
+			res, err := archive.Init(dir, force)
 			if err != nil {
 				return err
 			}

@@ -87,6 +87,7 @@ would, which the check after the run must report as left behind.`,
   folio update https://example.com/
   folio update -f domain example.com --plugins screenshot,pdf --overwrite
   folio update --migrate-only`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !migrateOnly {
 				return runRetry(cmd, e, args, sel, retry, opts.DryRun)
