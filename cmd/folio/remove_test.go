@@ -54,7 +54,10 @@ func TestRemoveCommand(t *testing.T) {
 
 	r := catRun(t, dir, "remove", "-f", "exact", s.URL).want(t, 0)
 	lines := catLines(r.stdout)
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], "\t"+s.URL+"\t"+s.Dir) || lines[1] != "1 snapshot to remove" {
+	// The collection was exported: remove brings the site up to date and
+	// ends with its root page.
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "\t"+s.URL+"\t"+s.Dir) || lines[1] != "1 snapshot to remove" ||
+		lines[2] != "file://"+filepath.Join(dir, "index.html") {
 		t.Errorf("plan: %q", r.stdout)
 	}
 	if !strings.Contains(r.stderr, "removed 1 snapshot from the catalog; the folders are kept and listed in removed/hidden.jsonl") {
