@@ -46,6 +46,7 @@ type Options struct {
 	Gzip                 bool   // write .gz siblings of the generated files
 	Bundle               string // also write the site as one .tar.zst file here
 	AllowArchivedScripts bool   // let archived pages run scripts in their sandbox
+	AllowCrawlers        bool   // robots.txt lets search engines index the archived copies too
 
 	PageSize  int    // rows per root page; default 250
 	Workers   int    // pages rendered and written in parallel; default 8 per CPU
@@ -397,6 +398,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	if err := s.writeView(); err != nil {
+		return st, err
+	}
+	if err := s.writeRobots(); err != nil {
 		return st, err
 	}
 	// One pass counts the selection and the captures of each URL, writes
