@@ -101,9 +101,11 @@ const (
 )
 
 // CSP is the Content-Security-Policy of folio's own pages: nothing but the
-// export's own files, no inline code, no forms, no plugins.
+// export's own files, no inline code, no forms, no plugins. connect-src
+// 'self' lets a page's context fetch robots.txt, as audits (Lighthouse's
+// SEO) do; the pages' own script fetches nothing.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"media-src 'self'; frame-src 'self'; child-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'"
+	"media-src 'self'; frame-src 'self'; child-src 'self'; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
 
 // Sandbox returns the iframe sandbox (and CSP sandbox) value for archived
 // HTML: nothing allowed, or scripts when asked. It never grants
