@@ -3,7 +3,8 @@
 // site/search/<page>.js shards loaded with <script src>, so the filter
 // works from file:// as well as from any static host; the captured text
 // of each page's snapshots is in site/text/<page>.js, loaded only when the
-// "captured text" box is ticked. No external code.
+// "captured text" box is ticked. The filter matches words as 'folio
+// search' does and lives in the address (#q=words). No external code.
 (function () {
   "use strict";
 

@@ -32,7 +32,9 @@ func newExportCmd(e *env) *cobra.Command {
 In place (the default) it writes index.html and further pages (site/page-N.html)
 listing the snapshots newest first, a filter box that searches all of them (and,
 when its "captured text" box is ticked, the first 4 KiB of each snapshot's
-captured text as 'folio search' indexes it, from site/text/N.js), a detail page
+captured text as 'folio search' indexes it, from site/text/N.js; it finds words
+as 'folio search' does, in any order, and keeps them in the address, #q=WORDS,
+so a filtered view can be bookmarked), a detail page
 index.html in every snapshot folder, and the root manifest index.jsonl. With
 --out DIR it writes a publishable copy holding only the selected snapshots:
 their files hard-linked where possible (copied otherwise),

@@ -90,15 +90,19 @@ func (c *siteCollection) fileURL(rel string) string {
 	return "file://" + filepath.Join(c.dir, filepath.FromSlash(rel))
 }
 
-// siteOut is where the site tests leave screenshots for a reviewer:
-// $FOLIO_TEST_OUT/site, or test-output/site at the top of the project.
-func siteOut(t *testing.T) string {
+// siteOut is where the site tests leave screenshots for a reviewer.
+func siteOut(t *testing.T) string { return testOut(t, "site") }
+
+// testOut is the folder name of the test output folder, made when
+// missing: $FOLIO_TEST_OUT/name, or test-output/name at the top of the
+// project (ignored by git).
+func testOut(t *testing.T, name string) string {
 	t.Helper()
 	base := os.Getenv("FOLIO_TEST_OUT")
 	if base == "" {
 		base = filepath.Join("..", "..", "test-output")
 	}
-	dir, err := filepath.Abs(filepath.Join(base, "site"))
+	dir, err := filepath.Abs(filepath.Join(base, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,4 +346,67 @@ func TestSitePreviews(t *testing.T) {
 		})
 	}
 	t.Logf("screenshots in %s", siteOut(t))
+}
+
+// TestSiteSpeaksTheCLIsWords exports a generated collection and expects
+// the root page's sizes in KiB/MiB as the CLI prints them, and every
+// state pill to say a word 'folio list --status' takes, selecting as many
+// snapshots as the page shows with it; and robots.txt to keep crawlers
+// out of archived copies unless --allow-crawlers or EXPORT_ALLOW_CRAWLERS.
+func TestSiteSpeaksTheCLIsWords(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := gen.Current(dir, gen.Options{N: 40, Seed: 3, NoSync: true, Plain: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runFolio(t, "-D", dir, "export"); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	root := string(mustRead(t, filepath.Join(dir, "index.html")))
+	if strings.Contains(root, " KB<") || strings.Contains(root, " MB<") || !strings.Contains(root, " KiB<") {
+		t.Errorf("the root page's sizes are not in KiB/MiB:\n%s", grepLines(root, "snapshot-size-cell"))
+	}
+	pills := map[string]int{}
+	for _, part := range strings.Split(root, `<td class="snapshot-status"><span class="status-pill status-`)[1:] {
+		_, rest, _ := strings.Cut(part, `">`)
+		word, _, _ := strings.Cut(rest, "<")
+		pills[word]++
+	}
+	if len(pills) < 3 {
+		t.Fatalf("pills: %v", pills)
+	}
+	for word, n := range pills {
+		out, stderr, code := runFolio(t, "-D", dir, "list", "--jsonl", "--status", word)
+		if code != 0 {
+			t.Errorf("the site says %q, 'folio list --status %s' refuses it (exit %d): %s", word, word, code, stderr)
+			continue
+		}
+		if got := strings.Count(out, "\n"); got != n {
+			t.Errorf("the site shows %d snapshots %q, 'folio list --status %s' lists %d", n, word, word, got)
+		}
+	}
+	robots := string(mustRead(t, filepath.Join(dir, "robots.txt")))
+	if !strings.Contains(robots, "\nDisallow: /archive/\n") {
+		t.Errorf("robots.txt lets crawlers into archived copies:\n%s", robots)
+	}
+	if _, stderr, code := runFolio(t, "-D", dir, "export", "--allow-crawlers"); code != 0 {
+		t.Fatalf("export --allow-crawlers: %s", stderr)
+	}
+	if robots := string(mustRead(t, filepath.Join(dir, "robots.txt"))); strings.Contains(robots, "Disallow: /") {
+		t.Errorf("export --allow-crawlers: robots.txt still keeps crawlers out:\n%s", robots)
+	}
+	if _, stderr, code := runFolio(t, "-D", dir, "export"); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	if robots := string(mustRead(t, filepath.Join(dir, "robots.txt"))); !strings.Contains(robots, "Disallow: /archive/") {
+		t.Errorf("export without --allow-crawlers kept the opt-in:\n%s", robots)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ArchiveBox.conf"), []byte("[SERVER_CONFIG]\nEXPORT_ALLOW_CRAWLERS = True\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runFolio(t, "-D", dir, "export"); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	if robots := string(mustRead(t, filepath.Join(dir, "robots.txt"))); strings.Contains(robots, "Disallow: /") {
+		t.Errorf("EXPORT_ALLOW_CRAWLERS = True in ArchiveBox.conf: robots.txt still keeps crawlers out:\n%s", robots)
+	}
 }
