@@ -19,7 +19,8 @@ demo: build
 # wget for the example hook's test, and in bin/test-tools (never shipped) the
 # npm packages the WARC and WACZ tests check folio's output with: warcio, and
 # ReplayWeb.page's prebuilt ui.js and sw.js (npm pack: its bundles need none
-# of its dependencies). apt-get waits up to ten minutes for another apt-get's
+# of its dependencies), and Lighthouse, which audits the served site (in its
+# own folder: an npm install --no-save prunes what another one installed). apt-get waits up to ten minutes for another apt-get's
 # lock instead of failing.
 TEST_TOOLS := bin/test-tools
 deps:
@@ -33,6 +34,8 @@ deps:
 	@grep -qs '"version": "2.5.3"' $(TEST_TOOLS)/replaywebpage/package.json || { \
 		mkdir -p $(TEST_TOOLS)/replaywebpage && cd $(TEST_TOOLS) && npm pack --silent replaywebpage@2.5.3 >/dev/null && \
 		tar xzf replaywebpage-2.5.3.tgz -C replaywebpage --strip-components=1 && rm replaywebpage-2.5.3.tgz; }
+	@grep -qs '"version": "12.2.3"' $(TEST_TOOLS)/lighthouse/node_modules/lighthouse/package.json || { \
+		mkdir -p $(TEST_TOOLS)/lighthouse && npm install --prefix $(TEST_TOOLS)/lighthouse --no-save --no-audit --no-fund lighthouse@12.2.3 >/dev/null; }
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

@@ -39,8 +39,7 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 		s.kept.Add(1)
 	}
 	*row = s.row(it, &snap, results, f, outs, from)
-	*sr = shardRow{relHref("", it.Dir+"/"+RootPage)[2:], row.Title, snap.URL, archive.TagString(snap.Tags),
-		row.State, row.Date + " " + row.Time, row.Size, row.StatusLabel}
+	*sr = s.shardRowOf(it, row, &snap, f, outs, from)
 	return ss, nil
 }
 
@@ -211,9 +210,17 @@ func kindOf(p string) string {
 		return "image"
 	case htmlExts[e]:
 		return "html"
+	case e == "pdf":
+		return "pdf" // shown in a frame without sandbox, which would block the browser's PDF viewer
 	}
 	return "file"
 }
+
+// sandboxed reports whether a page shows a file of kind k in a sandboxed
+// frame: all but images (an <img>) and PDFs (a frame without sandbox, the
+// only one a browser shows a PDF in). A card's link loads its file into
+// the preview frame only when both are sandboxed frames.
+func sandboxed(k string) bool { return k != "image" && k != "pdf" }
 
 // failedView is a failed capture method and why it failed (its result's
 // output_str).
@@ -245,26 +252,25 @@ func failures(results []archive.Result) []failedView {
 }
 
 // stateOf is the state a page shows for a snapshot, as a class name and
-// the words of its pill: the catalog's state (the status read with the
+// the word of its pill: the catalog's state (the status read with the
 // results: archived, partial, failed, queued...); for a record with
 // neither status nor results (an old index.json), archived when outputs
-// were found in its folder, as ArchiveBox decides.
+// were found in its folder, as ArchiveBox decides. The word is the one
+// the CLI uses for it ('folio status' counts by it, 'folio list --status
+// WORD' selects by it): the site and the CLI speak one vocabulary, and
+// the filter box also finds a snapshot by its record's status (sealed).
 func stateOf(state string, hasOutputs bool) (class, label string) {
 	switch state {
-	case archive.StateArchived, archive.StatePartial, archive.StateFailed, "queued", "paused":
+	case archive.StateArchived, archive.StatePartial, archive.StateFailed, "queued", "started", "paused", "backoff":
 		return state, state
-	case "started":
-		return state, "running"
-	case "backoff":
-		return state, "waiting to retry"
 	}
 	if hasOutputs {
-		return archive.StateArchived, "archived"
+		return archive.StateArchived, archive.StateArchived
 	}
 	if state == "" {
 		state = "unknown"
 	}
-	return state, "not yet archived"
+	return state, state
 }
 
 // emptyPreview is what a page without a preview says in its place.
@@ -313,7 +319,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 		k := kindOf(o.Ref.Rel)
 		c := cardView{Plugin: o.Plugin, Href: o.Ref.From(dir), Open: openHref(dir, dir, o.Ref), Path: strings.TrimPrefix(o.Ref.Rel, dir+"/"),
 			Size: fileSize(o.Ref.Size), Kind: k, Ext: ext(o.Ref.Rel), Sandbox: s.sandbox,
-			Previewable: v.Preview != nil && v.Preview.Kind != "image" && k != "image", Text: f.cardText(o)}
+			Previewable: v.Preview != nil && sandboxed(v.Preview.Kind) && sandboxed(k), Text: f.cardText(o)}
 		c.Files, c.More = f.cardTree(o, dir)
 		v.Cards = append(v.Cards, c)
 	}

@@ -46,6 +46,7 @@ type Options struct {
 	Gzip                 bool   // write .gz siblings of the generated files
 	Bundle               string // also write the site as one .tar.zst file here
 	AllowArchivedScripts bool   // let archived pages run scripts in their sandbox
+	AllowCrawlers        bool   // robots.txt lets search engines index the archived copies too
 
 	PageSize  int    // rows per root page; default 250
 	Workers   int    // pages rendered and written in parallel; default 8 per CPU
@@ -100,9 +101,11 @@ const (
 )
 
 // CSP is the Content-Security-Policy of folio's own pages: nothing but the
-// export's own files, no inline code, no forms, no plugins.
+// export's own files, no inline code, no forms, no plugins. connect-src
+// 'self' lets a page's context fetch robots.txt, as audits (Lighthouse's
+// SEO) do; the pages' own script fetches nothing.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"media-src 'self'; frame-src 'self'; child-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'"
+	"media-src 'self'; frame-src 'self'; child-src 'self'; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
 
 // Sandbox returns the iframe sandbox (and CSP sandbox) value for archived
 // HTML: nothing allowed, or scripts when asked. It never grants
@@ -400,6 +403,9 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	if err := s.writeView(); err != nil {
+		return st, err
+	}
+	if err := s.writeRobots(); err != nil {
 		return st, err
 	}
 	// One pass counts the selection and the captures of each URL, writes

@@ -293,12 +293,34 @@ func linkCheck(t *testing.T, root string, secrets ...string) (pages, links int) 
 		}
 		body := shardStart.ReplaceAll(bytes.TrimSpace(data), nil)
 		body = bytes.TrimSuffix(body, []byte(");"))
-		var rows [][]string
+		// A row: 18 strings, then its icons as [plugin, icon, href]; every
+		// link in it is relative to the export root (export/shards.go).
+		var rows [][]json.RawMessage
 		if err := json.Unmarshal(body, &rows); err != nil {
 			t.Fatalf("%s: %v", sh, err)
 		}
-		for _, r := range rows {
-			resolve("index.html", r[0])
+		for _, raw := range rows {
+			var f [18]string
+			var icons [][3]string
+			for i := range f {
+				if err := json.Unmarshal(raw[i], &f[i]); err != nil {
+					t.Fatalf("%s: field %d: %v", sh, i, err)
+				}
+			}
+			if err := json.Unmarshal(raw[18], &icons); err != nil {
+				t.Fatalf("%s: icons: %v", sh, err)
+			}
+			hrefs := []string{f[0], f[8], f[10]}
+			hrefs = append(hrefs, strings.Split(f[9], ",")...)
+			hrefs = append(hrefs, strings.Split(f[11], ",")...)
+			for _, ic := range icons {
+				hrefs = append(hrefs, ic[2])
+			}
+			for _, h := range hrefs {
+				if h != "" {
+					resolve("index.html", h)
+				}
+			}
 		}
 	}
 	if pages == 0 {

@@ -351,18 +351,19 @@ func preview(outs []output) *output {
 	return nil
 }
 
-// fileSize formats a size the way people read it: "354 B", "4.0 KB",
-// "1.2 MB" (powers of 1024, as ArchiveBox counts).
+// fileSize formats a size the way people read it: "354 B", "4.0 KiB",
+// "1.2 MiB" (powers of 1024, as ArchiveBox counts, with the units the CLI
+// prints: archive.HumanBytes, without its fmt.Sprintf).
 func fileSize(n int64) string {
 	if n > -1024 && n < 1024 {
 		return strconv.FormatInt(n, 10) + " B"
 	}
 	f := float64(n)
-	for _, unit := range []string{"KB", "MB", "GB"} {
+	for _, unit := range []string{"KiB", "MiB", "GiB"} {
 		f /= 1024
 		if f > -1024 && f < 1024 {
 			return strconv.FormatFloat(f, 'f', 1, 64) + " " + unit
 		}
 	}
-	return strconv.FormatFloat(f/1024, 'f', 1, 64) + " TB"
+	return strconv.FormatFloat(f/1024, 'f', 1, 64) + " TiB"
 }

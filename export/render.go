@@ -94,7 +94,13 @@ func writeInt(b *bytes.Buffer, n int) {
 func renderSnapshot(b *bytes.Buffer, v *detailView) {
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"")
 	escText(b, v.CSP)
-	b.WriteString("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<link rel=\"icon\" href=\"data:,\">\n<title>")
+	b.WriteString("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"description\" content=\"Snapshot of ")
+	escText(b, v.URL)
+	b.WriteString(" saved ")
+	escText(b, v.Saved)
+	b.WriteString(" (")
+	escText(b, v.StatusLabel)
+	b.WriteString("): its captured copies, files and notes.\">\n<link rel=\"icon\" href=\"data:,\">\n<title>")
 	escText(b, v.TabTitle)
 	b.WriteString("</title>\n<link rel=\"stylesheet\" href=\"")
 	escURL(b, v.Site)
@@ -159,6 +165,12 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 			b.WriteString("\" alt=\"")
 			escText(b, p.Plugin)
 			b.WriteString("\">")
+		} else if p.Kind == "pdf" {
+			b.WriteString("<iframe id=\"preview-frame\" class=\"preview-frame preview-pdf\" src=\"")
+			escURL(b, p.Href)
+			b.WriteString("\" referrerpolicy=\"no-referrer\" title=\"")
+			escText(b, p.Plugin)
+			b.WriteString(" preview\"></iframe>")
 		} else {
 			b.WriteString("<iframe id=\"preview-frame\" name=\"preview\" class=\"preview-frame\" src=\"")
 			escURL(b, p.Href)
@@ -350,7 +362,19 @@ func renderSnapshot(b *bytes.Buffer, v *detailView) {
 func renderRoot(b *bytes.Buffer, v *rootView) {
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"")
 	escText(b, v.CSP)
-	b.WriteString("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<link rel=\"icon\" href=\"data:,\">\n<title>")
+	b.WriteString("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"description\" content=\"")
+	escText(b, v.Title)
+	b.WriteString(": ")
+	writeInt(b, v.Total)
+	b.WriteString(" snapshots of web pages, newest first")
+	if v.Pages > 1 {
+		b.WriteString(" (page ")
+		writeInt(b, v.Page)
+		b.WriteString(" of ")
+		writeInt(b, v.Pages)
+		b.WriteString(")")
+	}
+	b.WriteString(", searchable and readable offline.\">\n<link rel=\"icon\" href=\"data:,\">\n<title>")
 	escText(b, v.Title)
 	if v.Pages > 1 {
 		b.WriteString(" · page ")
@@ -418,7 +442,7 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 	escText(b, r.Time)
 	b.WriteString("</small></a></td>\n<td class=\"snapshot-preview-cell\"><a href=\"")
 	escURL(b, r.Href)
-	b.WriteString("\">")
+	b.WriteString("\" tabindex=\"-1\" aria-hidden=\"true\">")
 	switch {
 	case r.Pending:
 		b.WriteString("<span class=\"snapshot-preview-empty pending-label\">")
@@ -431,19 +455,9 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 		escText(b, r.PreviewFallbacks)
 		b.WriteString("\" class=\"snapshot-preview screenshot\" loading=\"lazy\" alt=\"\">")
 	default:
-		b.WriteString("<span class=\"snapshot-preview-empty\"></span>")
+		b.WriteString("<span class=\"snapshot-preview-empty\">no preview</span>")
 	}
-	b.WriteString("</a></td>\n<td class=\"snapshot-title-cell\">")
-	if r.Favicon != "" {
-		b.WriteString("<img src=\"")
-		escURL(b, r.Favicon)
-		b.WriteString("\" data-fallbacks=\"")
-		escText(b, r.FaviconFallbacks)
-		b.WriteString("\" class=\"favicon\" loading=\"lazy\" alt=\"\">")
-	} else {
-		b.WriteString("<span class=\"favicon favicon-empty\"></span>")
-	}
-	b.WriteString("<a class=\"snapshot-title\" href=\"")
+	b.WriteString("</a></td>\n<td class=\"snapshot-title-cell\"><a class=\"snapshot-title\" href=\"")
 	escURL(b, r.Href)
 	b.WriteString("\"")
 	if r.FullTitle != "" {
@@ -452,6 +466,13 @@ func renderRow(b *bytes.Buffer, r *rowView) {
 		b.WriteString("\"")
 	}
 	b.WriteString(">")
+	if r.Favicon != "" {
+		b.WriteString("<img src=\"")
+		escURL(b, r.Favicon)
+		b.WriteString("\" data-fallbacks=\"")
+		escText(b, r.FaviconFallbacks)
+		b.WriteString("\" class=\"favicon\" loading=\"lazy\" alt=\"\">")
+	}
 	escText(b, r.Title)
 	b.WriteString("</a>")
 	if r.Linkable {

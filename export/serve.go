@@ -168,7 +168,7 @@ func isDataDir(dir string) bool {
 // allowedTop are the entries of a collection's root that serve exposes:
 // the export's and their .gz siblings.
 var allowedTop = map[string]bool{RootPage: true, RootPage + ".gz": true, ManifestFile: true, ManifestFile + ".gz": true,
-	SiteDir: true, archive.ArchiveDir: true}
+	SiteDir: true, archive.ArchiveDir: true, RobotsFile: true}
 
 // refusedNames are never served anywhere in the tree.
 func refused(name string) bool {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/folio-archive/folio/archive"
 )
 
 func shardPath(n int) string { return SiteDir + "/search/" + strconv.Itoa(n) + ".js" }
@@ -18,20 +20,98 @@ func textShardPath(n int) string { return SiteDir + "/text/" + strconv.Itoa(n) +
 // small enough that a page of 250 snapshots loads in a moment.
 const maxShardText = 4 << 10
 
-// shardRow is one snapshot in the search data:
-// [href from the root, title, url, tags, status, saved, size, status label].
-type shardRow [8]string
+// shardRow is one snapshot in the search data, everything its row on a
+// root page shows, every link relative to the export root: fields (see
+// the shard* indexes, which folio.js reads by the same numbers), then
+// [[plugin, icon, href], …] of its file icons.
+type shardRow struct {
+	fields [shardFields]string
+	icons  []iconView
+}
+
+// The fields of a shardRow, in order.
+const (
+	shardHref             = iota // the snapshot's page
+	shardTitle                   // as the row shows it
+	shardURL                     //
+	shardTags                    // comma separated
+	shardState                   // the state's class (stateOf)
+	shardSaved                   // "date time"
+	shardSize                    //
+	shardLabel                   // the state's words
+	shardPreview                 // the preview image, "" for none
+	shardPreviewFallbacks        // comma separated
+	shardFavicon                 //
+	shardFaviconFallbacks        //
+	shardFullTitle               // the tooltip of a shortened title
+	shardLinkable                // "1" when the URL is http(s)
+	shardOutputs                 // count
+	shardFailures                // count
+	shardStatus                  // the record's status (sealed, queued…)
+	shardPending                 // "1" while still to capture
+	shardFields
+)
+
+// shardRowOf is row's entry in the search data; from is the folder of
+// the page row was made for.
+func (s *site) shardRowOf(it *item, row *rowView, snap *archive.Snapshot, f *files, outs []output, from string) shardRow {
+	r := shardRow{icons: row.Icons}
+	preview, previewFallbacks, favicon, faviconFallbacks := row.Preview, row.PreviewFallbacks, row.Favicon, row.FaviconFallbacks
+	if from != "" { // links from the root, not from the page's folder
+		if !row.Pending {
+			preview, previewFallbacks = candidates(f, "", "screenshot/screenshot.png", "screenshot.png")
+		}
+		favicon, faviconFallbacks = candidates(f, "", "favicon/favicon.ico", "favicon.ico")
+		r.icons = icons(outs, it.Dir, "")
+	}
+	r.fields = [shardFields]string{
+		shardHref: fromRoot(row.Href), shardTitle: row.Title, shardURL: snap.URL, shardTags: archive.TagString(snap.Tags),
+		shardState: row.State, shardSaved: row.Date + " " + row.Time, shardSize: row.Size, shardLabel: row.StatusLabel,
+		shardPreview: fromRoot(preview), shardPreviewFallbacks: fromRoot(previewFallbacks),
+		shardFavicon: fromRoot(favicon), shardFaviconFallbacks: fromRoot(faviconFallbacks),
+		shardFullTitle: row.FullTitle, shardOutputs: strconv.Itoa(row.Outputs), shardFailures: strconv.Itoa(row.Failures),
+		shardStatus: row.Status,
+	}
+	if from != "" {
+		r.fields[shardHref] = fromRoot(relHref("", it.Dir+"/"+RootPage))
+	}
+	if row.Linkable {
+		r.fields[shardLinkable] = "1"
+	}
+	if row.Pending {
+		r.fields[shardPending] = "1"
+	}
+	return r
+}
+
+// fromRoot drops the "./" of links made from the export root, in a list
+// of them separated by commas too: the filter box puts the root page's
+// way to the root in front.
+func fromRoot(hrefs string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(hrefs, "./"), ",./", ",")
+}
 
 func (s *site) writeShard(n int, rows []shardRow) error {
 	b := shardJS("folioSearch", n, len(rows), func(b *bytes.Buffer, i int) {
 		b.WriteByte('[')
-		for j, f := range rows[i] {
+		for _, f := range rows[i].fields {
+			appendJSString(b, f)
+			b.WriteByte(',')
+		}
+		b.WriteByte('[')
+		for j, ic := range rows[i].icons {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			appendJSString(b, f)
+			b.WriteByte('[')
+			appendJSString(b, ic.Plugin)
+			b.WriteByte(',')
+			appendJSString(b, ic.Icon)
+			b.WriteByte(',')
+			appendJSString(b, fromRoot(ic.Href))
+			b.WriteByte(']')
 		}
-		b.WriteByte(']')
+		b.WriteString("]]")
 	})
 	return s.writeGenerated(shardPath(n), b.Bytes())
 }

@@ -34,6 +34,7 @@ var Defaults = map[string]string{
 	"CHROME_SETTLE_TIMEOUT":   "5",
 	"STATICFILE_MAX_SIZE":     "1073741824",
 	"SNAPSHOT_USER":           "system",
+	"EXPORT_ALLOW_CRAWLERS":   "False", // folio's: robots.txt of an export lets crawlers index archived copies
 }
 
 // pluginTimeouts are the plugins' own default timeouts in seconds

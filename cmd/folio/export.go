@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/plugins"
 	"github.com/folio-archive/folio/wacz"
 )
 
@@ -30,7 +32,9 @@ func newExportCmd(e *env) *cobra.Command {
 In place (the default) it writes index.html and further pages (site/page-N.html)
 listing the snapshots newest first, a filter box that searches all of them (and,
 when its "captured text" box is ticked, the first 4 KiB of each snapshot's
-captured text as 'folio search' indexes it, from site/text/N.js), a detail page
+captured text as 'folio search' indexes it, from site/text/N.js; it finds words
+as 'folio search' does, in any order, and keeps them in the address, #q=WORDS,
+so a filtered view can be bookmarked), a detail page
 index.html in every snapshot folder, and the root manifest index.jsonl. With
 --out DIR it writes a publishable copy holding only the selected snapshots:
 their files hard-linked where possible (copied otherwise),
@@ -61,6 +65,13 @@ WARC and WACZ files with the download attribute: a host must serve these with
 their usual types, never as text/html (every common host does). The _headers
 file (Netlify, Cloudflare Pages) adds a CSP sandbox for archive/ as defence in
 depth. Titles are cut for display and kept whole in index.jsonl.
+
+The export writes a robots.txt that lets search engines index the list of
+snapshots and each snapshot's page but not the archived copies; with
+--allow-crawlers, or EXPORT_ALLOW_CRAWLERS = True in ArchiveBox.conf or the
+environment (which every later export, watch --export and serve --watch keep),
+it lets them index everything. A robots.txt counts only at the root of a
+host.
 
 The export never writes through a symlink where it writes (site/, site/search,
 site/text, the root pages and index.jsonl, with --out the snapshot copies): it
@@ -120,6 +131,9 @@ is left out with one warning naming it, and folio exits 3.`,
 			}
 			opts.Collection = coll
 			opts.Version = version
+			if opts.AllowCrawlers, err = allowCrawlers(cmd, coll); err != nil {
+				return err
+			}
 			p := e.printer()
 			defer p.done()
 			st, err := export.Run(cmd.Context(), opts, p)
@@ -145,6 +159,7 @@ is left out with one warning naming it, and folio exits 3.`,
 	f.BoolVar(&opts.Gzip, "gzip", false, "also write .gz siblings of the generated files")
 	f.StringVar(&opts.Bundle, "bundle", "", "also write the site as one zstd tarball (FILE.tar.zst)")
 	f.BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox (never with the site's origin)")
+	f.BoolVar(&opts.AllowCrawlers, "allow-crawlers", false, "write a robots.txt that lets search engines index the archived copies too (default: EXPORT_ALLOW_CRAWLERS of ArchiveBox.conf or the environment, else only folio's pages)")
 	f.IntVar(&opts.PageSize, "page-size", 250, "snapshots per root page")
 	f.IntVar(&opts.Workers, "workers", 0, "pages rendered and written in parallel (default 8 per CPU)")
 	f.BoolVar(&opts.AllowShrink, "allow-shrink", false, "let an --out export drop most of the snapshots its folder holds (otherwise refused: a typo in a filter must not empty a published site)")
@@ -152,6 +167,30 @@ is left out with one warning naming it, and folio exits 3.`,
 	f.StringVar(&opts.Title, "title", "", `site title (default "folio archive")`)
 	f.StringVar(&waczFile, "wacz", "", "write the selected snapshots' WARCs as one WACZ file (FILE.wacz) instead of the site")
 	return cmd
+}
+
+// allowCrawlers is --allow-crawlers when given, else the setting
+// EXPORT_ALLOW_CRAWLERS (environment, then ArchiveBox.conf), else false:
+// the export's robots.txt keeps search engines out of archived copies
+// unless the user opts in. Every command that exports reads it, so the
+// choice holds for each re-export.
+func allowCrawlers(cmd *cobra.Command, coll *archive.Collection) (bool, error) {
+	if f := flagOf(cmd, "allow-crawlers"); f != nil && f.Changed {
+		return f.Value.String() == "true", nil
+	}
+	cfg, err := plugins.LoadConfig(coll.Path(archive.ConfigFile), os.Environ())
+	if err != nil {
+		return false, err
+	}
+	return cfg.Bool("EXPORT_ALLOW_CRAWLERS", false), nil
+}
+
+// flagOf is cmd's flag name, nil without cmd or flag.
+func flagOf(cmd *cobra.Command, name string) *pflag.Flag {
+	if cmd == nil {
+		return nil
+	}
+	return cmd.Flags().Lookup(name)
 }
 
 // exportWACZ runs export --wacz: the selection packaged as one WACZ.

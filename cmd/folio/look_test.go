@@ -21,18 +21,11 @@ import (
 )
 
 // lookOut is where TestExportLooksRight leaves its screenshots for a
-// reviewer: $FOLIO_TEST_OUT/look, or test-output/look at the top of the
-// project (ignored by git).
+// reviewer, emptied first: $FOLIO_TEST_OUT/look, or test-output/look at
+// the top of the project (ignored by git).
 func lookOut(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("FOLIO_TEST_OUT")
-	if base == "" {
-		base = filepath.Join("..", "..", "test-output")
-	}
-	dir, err := filepath.Abs(filepath.Join(base, "look"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := testOut(t, "look")
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}

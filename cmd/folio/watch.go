@@ -57,9 +57,13 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 	w.opts.Dir = coll.Dir
 	h := &watch.Handler{Coll: coll, P: p}
 	if w.export {
+		crawlers, err := allowCrawlers(nil, coll) // the setting: watch has no flag for it
+		if err != nil {
+			return err
+		}
 		h.Export = func(ctx context.Context, rewrite []string) (string, error) {
 			st, err := export.Run(ctx, export.Options{Collection: coll, Version: version, SkipReindex: true,
-				PageSize: w.pageSize, Title: w.title, Rewrite: rewrite}, archive.Discard)
+				PageSize: w.pageSize, Title: w.title, Rewrite: rewrite, AllowCrawlers: crawlers}, archive.Discard)
 			if err != nil {
 				return "", err
 			}
