@@ -23,6 +23,7 @@ type InPlace struct {
 	PageSize             int           `json:"page_size,omitempty"`
 	Gzip                 bool          `json:"gzip,omitempty"`
 	AllowArchivedScripts bool          `json:"allow_archived_scripts,omitempty"`
+	AllowCrawlers        bool          `json:"allow_crawlers,omitempty"`
 	Templates            string        `json:"templates,omitempty"` // absolute
 	Query                catalog.Query `json:"query"`
 	// Catalog is the catalog generation the export read.
@@ -66,7 +67,7 @@ func LastInPlace(c *archive.Collection) (*InPlace, error) {
 // date as it was last written, trusting the catalog as it is.
 func (l *InPlace) Options(c *archive.Collection, version string) Options {
 	return Options{Collection: c, Version: version, Title: l.Title, PageSize: l.PageSize, Gzip: l.Gzip,
-		AllowArchivedScripts: l.AllowArchivedScripts, Templates: l.Templates, Query: l.Query, SkipReindex: true}
+		AllowArchivedScripts: l.AllowArchivedScripts, AllowCrawlers: l.AllowCrawlers, Templates: l.Templates, Query: l.Query, SkipReindex: true}
 }
 
 // rememberInPlace writes what this in-place export ran with.
@@ -80,7 +81,7 @@ func (s *site) rememberInPlace() error {
 	q := s.opts.Query
 	q.Dirs, q.Sort, q.Limit, q.WithResults, q.RecordOnly, q.Snippets = nil, "", 0, false, false, false
 	data, err := json.MarshalIndent(InPlace{Title: s.opts.Title, PageSize: s.opts.PageSize, Gzip: s.opts.Gzip,
-		AllowArchivedScripts: s.opts.AllowArchivedScripts, Templates: tpl, Query: q, Catalog: s.next.Catalog}, "", "  ")
+		AllowArchivedScripts: s.opts.AllowArchivedScripts, AllowCrawlers: s.opts.AllowCrawlers, Templates: tpl, Query: q, Catalog: s.next.Catalog}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", s.opts.Collection.Path(inPlaceFile), err)
 	}
