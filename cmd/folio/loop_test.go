@@ -50,8 +50,8 @@ func TestAddSaysWhatItDoesAndKeepsTheSiteCurrent(t *testing.T) {
 	}
 
 	// Exported once (with a title of its own), the site follows every
-	// add, update and remove, keeping that title.
-	if _, stderr, code := runFolio(t, "export", "-D", dir, "--title", "Harbour shelf"); code != 0 {
+	// add, update and remove, keeping that title and its robots.txt.
+	if _, stderr, code := runFolio(t, "export", "-D", dir, "--title", "Harbour shelf", "--allow-crawlers"); code != 0 {
 		t.Fatalf("export: %s", stderr)
 	}
 	root := "file://" + filepath.Join(dir, "index.html")
@@ -68,6 +68,9 @@ func TestAddSaysWhatItDoesAndKeepsTheSiteCurrent(t *testing.T) {
 	index := string(mustRead(t, filepath.Join(dir, "index.html")))
 	if manifestLines(t, dir) != 2 || !strings.Contains(index, "About - The Harbour Notebook") || !strings.Contains(index, "Harbour shelf") {
 		t.Errorf("the root page was not brought up to date with its own title (%d in index.jsonl)", manifestLines(t, dir))
+	}
+	if robots := string(mustRead(t, filepath.Join(dir, "robots.txt"))); strings.Contains(robots, "Disallow: /") {
+		t.Errorf("add closed the robots.txt that export --allow-crawlers opened:\n%s", robots)
 	}
 	aboutDir := byURL(snapshots(t, dir), about)[0].dir
 	if _, err := os.Stat(filepath.Join(aboutDir, "index.html")); err != nil {
