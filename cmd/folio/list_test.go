@@ -160,10 +160,10 @@ func TestListUsage(t *testing.T) {
 		{[]string{"list", "--csv", "url,colour"}, "unknown CSV field"},
 		{[]string{"list", "--csv", ""}, "at least one field"},
 		{[]string{"list", "--before", "yesterday"}, `folio: --before "yesterday": want unix seconds or an ISO date/time such as 2024-01-31 or 2024-01-31T12:00:00Z`},
-		{[]string{"list", "--limit", "-3"}, "folio: --limit -3: at least 0 (0: all)"},
+		{[]string{"list", "--limit", "-3"}, "folio: --limit -3: must not be negative"},
 		{[]string{"list", "--bogus"}, "folio: unknown flag: --bogus"},
 		{[]string{"export", "--page-size", "0"}, "folio: --page-size 0: at least 1"},
-		{[]string{"export", "--workers", "-1"}, "folio: --workers -1: at least 1 (or 0 for 8 per CPU)"},
+		{[]string{"export", "--workers", "-1"}, "folio: --workers -1: must not be negative"},
 		{[]string{"export", "--templates", "/missing"}, "folio: --templates /missing: not a folder (it names a folder of templates that override the embedded ones)"},
 		{[]string{"update", "--migrate-only", "--resume", "notatimestamp"}, `folio: --resume "notatimestamp": want a legacy timestamp such as 1609459200.123456 (as an interrupted run prints it)`},
 	} {

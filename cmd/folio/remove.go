@@ -123,7 +123,7 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 	fl.BoolVar(&f.all, "all", false, "select every snapshot")
 	fl.BoolVar(&f.del, "delete", false, "also move the snapshot folders to removed/trash/<YYYYMMDD-HHMMSS>/")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before moving folders to the trash or purging it")
-	fl.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan and change nothing")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
 	fl.BoolVar(&f.jsonl, "jsonl", false, "print one JSON record per removed snapshot on stdout")
 	fl.BoolVar(&f.purge, "purge-trash", false, "delete everything in removed/trash for good")
 	fl.BoolVar(&f.unhide, "unhide", false, "bring back the snapshots of these folders (paths as remove printed them) from removed/hidden.jsonl")

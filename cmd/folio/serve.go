@@ -56,6 +56,9 @@ Ctrl-C stops the server; folio then exits 130 (interrupted), as every command do
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
+			if err := e.serveDir(opts.Dir, len(args) == 1); err != nil {
+				return err
+			}
 			p := e.printer()
 			opts.Ready = func(url string) {
 				fmt.Fprintln(e.stdout, url)
