@@ -217,7 +217,7 @@ func TestDemoCommand(t *testing.T) {
 		}
 	}
 	csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url")
-	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\n") {
+	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\r\n") {
 		t.Errorf("the demo's table command: exit %d\n%s", code, csv)
 	}
 	// Its data reads like an archive; the hostile values stay in the tests.

@@ -56,7 +56,7 @@ Ctrl-C stops the server; folio then exits 130 (interrupted), as every command do
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
-			if err := e.serveDir(opts.Dir, len(args) == 1); err != nil {
+			if err := e.serveDir(opts.Dir, len(args) == 1); err != nil && !(watching && len(args) == 1) {
 				return err
 			}
 			p := e.printer()
