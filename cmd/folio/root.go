@@ -43,7 +43,7 @@ The data directory is --data-dir, else $FOLIO_DATA_DIR, else the current directo
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVarP(&e.dataDir, "data-dir", "D", "", "collection directory (default $FOLIO_DATA_DIR, else the current directory)")
-	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "print only results and errors")
+	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "print only results, warnings and errors: no progress, no summaries")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkCounts(cmd) }
 	for _, newCmd := range commands {
