@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +16,19 @@ import (
 // writeSnap writes a queued snapshot into the collection at dir.
 func writeSnap(t *testing.T, dir, id, url, title string, at time.Time, tags ...string) string {
 	t.Helper()
-	s := archive.Snapshot{ID: id, URL: url, Title: title, BookmarkedAt: at, CreatedAt: at, Tags: tags,
-		Timestamp: jsonNumber(at.Unix()) + ".0", Status: "queued"}
-	rel := "archive/users/system/snapshots/" + at.Format("20060102") + "/example.org/" + id
+	return writeSnapshot(t, dir, archive.Snapshot{ID: id, URL: url, Title: title, BookmarkedAt: at, CreatedAt: at, Tags: tags,
+		Timestamp: jsonNumber(at.Unix()) + ".0", Status: "queued"})
+}
+
+// writeSnapshot writes s as the index.jsonl of its current-layout folder
+// (its day, its URL's host) and returns the folder.
+func writeSnapshot(t *testing.T, dir string, s archive.Snapshot) string {
+	t.Helper()
+	u, err := neturl.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := "archive/users/system/snapshots/" + s.BookmarkedAt.Format("20060102") + "/" + u.Host + "/" + s.ID
 	if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
 		t.Fatal(err)
 	}
