@@ -108,11 +108,13 @@ func TestListOnATerminal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("list on a pty: %v\n%s", err, out)
 	}
-	want := "STATUS  DATE        TITLE                                               URL\r\n" +
-		"queued  2024-03-04  Ünïcödé 文字 🎉 — long enough to be cut at fifty cha…  https://example.org/p/d\r\n" +
-		"queued  2024-03-03  Two lines three                                     https://example.org/p/c\r\n" +
-		"queued  2024-03-02  Say \"hi\" and \"\"bye\"\"                                https://example.org/p/b\r\n" +
-		"queued  2024-03-01  Commas, and more, commas                            https://example.org/p/a\r\n" +
+	// 文字 and 🎉 take two columns each on screen: the title is cut at 50
+	// columns and the URLs stand in one column.
+	want := "STATUS  DATE        TITLE                                              URL\r\n" +
+		"queued  2024-03-04  Ünïcödé 文字 🎉 — long enough to be cut at fifty…  https://example.org/p/d\r\n" +
+		"queued  2024-03-03  Two lines three                                    https://example.org/p/c\r\n" +
+		"queued  2024-03-02  Say \"hi\" and \"\"bye\"\"                               https://example.org/p/b\r\n" +
+		"queued  2024-03-01  Commas, and more, commas                           https://example.org/p/a\r\n" +
 		"4 snapshots\r\n"
 	if string(out) != want {
 		t.Errorf("list on a terminal:\n%s\nwant\n%s", out, want)

@@ -1,14 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"unicode"
 
 	"golang.org/x/term"
+	"golang.org/x/text/width"
 
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
@@ -22,20 +23,18 @@ type rowWriter interface {
 
 // listTable is the listing for a person at a terminal: one row a snapshot
 // with its state, the day it was bookmarked, its title and URL, then a
-// count.
+// count. Columns are as wide as their widest cell on screen (a CJK
+// character or an emoji takes two columns).
 type listTable struct {
-	out io.Writer
-	tw  *tabwriter.Writer
-	n   int
+	out  io.Writer
+	rows [][4]string
 }
 
-// titleWidth is where a title is cut (with "…") in the table.
+// titleWidth is where a title is cut (with "…") in the table, in columns.
 const titleWidth = 50
 
 func newListTable(out io.Writer) *listTable {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATUS\tDATE\tTITLE\tURL")
-	return &listTable{out: out, tw: tw}
+	return &listTable{out: out, rows: [][4]string{{"STATUS", "DATE", "TITLE", "URL"}}}
 }
 
 func (t *listTable) Write(e catalog.Entry) error {
@@ -52,17 +51,45 @@ func (t *listTable) Write(e catalog.Entry) error {
 	if !when.IsZero() {
 		date = when.UTC().Format("2006-01-02")
 	}
-	t.n++
-	_, err := fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\n", cell(status), date, cut(cell(s.Title), titleWidth), cell(e.Snapshot.URL))
-	return err
+	t.rows = append(t.rows, [4]string{cell(status), date, cut(cell(s.Title), titleWidth), cell(e.Snapshot.URL)})
+	return nil
 }
 
 func (t *listTable) Close() error {
-	if err := t.tw.Flush(); err != nil {
-		return err
+	var widths [4]int
+	for _, r := range t.rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], columns(c))
+		}
 	}
-	_, err := fmt.Fprintln(t.out, plural(t.n, "snapshot"))
-	return err
+	w := bufio.NewWriter(t.out)
+	for _, r := range t.rows {
+		for i, c := range r[:3] {
+			w.WriteString(c)
+			w.WriteString(strings.Repeat(" ", widths[i]-columns(c)+2))
+		}
+		w.WriteString(r[3])
+		w.WriteByte('\n')
+	}
+	fmt.Fprintln(w, plural(len(t.rows)-1, "snapshot"))
+	return w.Flush()
+}
+
+// columns is how many terminal columns s takes.
+func columns(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeColumns(r)
+	}
+	return n
+}
+
+func runeColumns(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
 }
 
 // cell is s on one line: line breaks, tabs and runs of spaces become one
@@ -80,13 +107,21 @@ func cell(s string) string {
 	return s
 }
 
-// cut shortens s to n characters, the last one "…".
+// cut shortens s to at most n columns, the last one "…".
 func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if columns(s) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	used := 1 // the "…"
+	var b strings.Builder
+	for _, r := range s {
+		if used+runeColumns(r) > n {
+			break
+		}
+		used += runeColumns(r)
+		b.WriteRune(r)
+	}
+	return strings.TrimRight(b.String(), " ") + "…"
 }
 
 // isTerminalOut reports whether w is a terminal a person reads.
