@@ -226,7 +226,7 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("the demo's snapshots hold %q:\n%s", bad, csv)
 		}
 	}
-	if !strings.Contains(csv, " - Wikipedia\",\"https://en.wikipedia.org/wiki/") {
+	if !strings.Contains(csv, " - Wikipedia,https://en.wikipedia.org/wiki/") {
 		t.Errorf("the demo's snapshots lack believable pages:\n%s", csv)
 	}
 	for _, p := range []string{"index.html", "index.jsonl", ".folio/catalog.sqlite3"} {

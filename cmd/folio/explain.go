@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/folio-archive/folio/archive"
@@ -21,6 +22,11 @@ func explain(ctx context.Context, err error) error {
 	var op *net.OpError
 	switch {
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// A message that says so already, and what to run next, stays
+		// (without Go's ": context canceled"); any other is one line.
+		if msg := strings.TrimSuffix(err.Error(), ": "+context.Canceled.Error()); strings.Contains(msg, "interrupted") {
+			return errors.New(msg)
+		}
 		return errors.New("interrupted: what finished is kept")
 	case errors.Is(err, syscall.EADDRINUSE) && errors.As(err, &op) && op.Addr != nil:
 		addr := op.Addr.String()
