@@ -88,7 +88,8 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 	// with the network poller, which costs system calls per file.
 	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, &os.PathError{Op: "open", Path: tmp, Err: err})
+		// The temp file's name would only puzzle the user: name its folder.
+		return fmt.Errorf("write %s: %w", path, &os.PathError{Op: "create a file in", Path: filepath.Clean(dir), Err: err})
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	defer func() {

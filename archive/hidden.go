@@ -103,6 +103,22 @@ func (c *Collection) Unhide(dirs []string) ([]string, error) {
 	return found, c.writeHidden(kept)
 }
 
+// HiddenList returns the entries of HiddenFile, in the file's order;
+// lines that are not a JSON object with a dir are left out.
+func (c *Collection) HiddenList() ([]Hidden, error) {
+	lines, err := c.hiddenLines(HiddenFile)
+	if err != nil {
+		return nil, err
+	}
+	var out []Hidden
+	for _, l := range lines {
+		if h, ok := parseHidden(l); ok {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
 // hiddenLines returns the non-blank lines of the hidden list rel.
 func (c *Collection) hiddenLines(rel string) ([][]byte, error) {
 	data, err := os.ReadFile(c.Path(rel))

@@ -13,9 +13,11 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -59,6 +61,11 @@ func succeeded(output string) Outcome { return Outcome{Status: Succeeded, Output
 func noResults(why string) Outcome    { return Outcome{Status: NoResults, Output: why} }
 
 func failed(format string, args ...any) Outcome {
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = explain(err)
+		}
+	}
 	return Outcome{Status: Failed, Output: fmt.Sprintf(format, args...)}
 }
 
@@ -87,6 +94,9 @@ func (r *Registry) Names() []string {
 // Has reports whether a plugin of that name is registered.
 func (r *Registry) Has(name string) bool { return len(r.byName[name]) > 0 }
 
+// ErrUnknownPlugin is wrapped by Select's error for a name no plugin has.
+var ErrUnknownPlugin = errors.New("unknown plugin")
+
 // Select returns the plugins to run, in run order: those named in only
 // (all when only is empty) whose <NAME>_ENABLED is not false. A plugin
 // that is disabled gets no ArchiveResult at all, as in ArchiveBox.
@@ -94,7 +104,7 @@ func (r *Registry) Select(only []string, cfg Config) ([]Plugin, error) {
 	want := map[string]bool{}
 	for _, n := range only {
 		if !r.Has(n) {
-			return nil, fmt.Errorf("unknown plugin %q (known: %v)", n, r.Names())
+			return nil, fmt.Errorf("%w %q%s (the plugins: %s)", ErrUnknownPlugin, n, didYouMean(n, r.Names()), strings.Join(r.Names(), ", "))
 		}
 		want[n] = true
 	}

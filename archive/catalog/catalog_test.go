@@ -741,9 +741,9 @@ func TestWriters(t *testing.T) {
 		t.Errorf("json:\n%s", js)
 	}
 	csv := out(catalog.FormatCSV, "url", "title", "tags", "depth", "dir", "num_outputs", "notes")
-	wantCSV := "url,title,tags,depth,dir,num_outputs,notes\n" +
-		`"https://example.com/page/1","T\u00eftle, \"quoted\"","a,b",0,"archive/users/system/snapshots/20240720/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d0001",0,` + "\n" +
-		`"https://example.com/page/2",,"",0,"archive/users/system/snapshots/20240720/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d0002",0,` + "\n"
+	wantCSV := "url,title,tags,depth,dir,num_outputs,notes\r\n" +
+		`https://example.com/page/1,"Tïtle, ""quoted""","a,b",0,archive/users/system/snapshots/20240720/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d0001,0,` + "\r\n" +
+		`https://example.com/page/2,,,0,archive/users/system/snapshots/20240720/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d0002,0,` + "\r\n"
 	if csv != wantCSV {
 		t.Errorf("csv:\n%s\nwant\n%s", csv, wantCSV)
 	}

@@ -16,7 +16,7 @@ import (
 const (
 	FormatJSONL = "jsonl" // one canonical Snapshot record per line
 	FormatJSON  = "json"  // a JSON array, indent 4, sorted keys (ArchiveBox's --json style)
-	FormatCSV   = "csv"   // a header row, then one row per snapshot, each cell JSON-encoded
+	FormatCSV   = "csv"   // RFC 4180: a header row, then one row per snapshot, UTF-8 text cells
 )
 
 // recordFields are the keys of the canonical Snapshot record.
@@ -107,7 +107,7 @@ func (w *Writer) Close() error {
 
 func (w *Writer) writeHeader() {
 	w.w.WriteString(strings.Join(w.fields, ","))
-	w.w.WriteByte('\n')
+	w.w.WriteString("\r\n")
 }
 
 // recordValues splits a record into its keys and raw values without
@@ -168,26 +168,54 @@ func (w *Writer) writeCSV(e Entry) error {
 		if i > 0 {
 			w.w.WriteByte(',')
 		}
+		var cell string
 		switch f {
 		case "dir", "archive_path":
-			w.w.Write(archive.AppendPyString(nil, e.Dir))
+			cell = e.Dir
 		case "layout":
-			w.w.Write(archive.AppendPyString(nil, e.Layout))
+			cell = e.Layout
 		case "state":
-			w.w.Write(archive.AppendPyString(nil, e.State))
+			cell = e.State
 		case "user":
-			w.w.Write(archive.AppendPyString(nil, e.User))
+			cell = e.User
 		case "num_outputs":
-			w.w.WriteString(strconv.Itoa(e.NumOutputs))
+			cell = strconv.Itoa(e.NumOutputs)
 		case "num_failures":
-			w.w.WriteString(strconv.Itoa(e.NumFailures))
+			cell = strconv.Itoa(e.NumFailures)
 		default:
-			// A missing or null value is an empty cell: a spreadsheet
-			// would show "null" as text.
-			if v, ok := m[f]; ok && string(v) != "null" {
-				w.w.Write(v)
-			}
+			cell = csvText(m[f])
+		}
+		writeCSVCell(w.w, cell)
+	}
+	_, err = w.w.WriteString("\r\n")
+	return err
+}
+
+// csvText is a record value as a spreadsheet shows it: a string as its
+// text, a number or boolean as written, a missing or null value empty (a
+// spreadsheet would show "null" as text), a list or object as JSON.
+func csvText(v json.RawMessage) string {
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return ""
+	case v[0] == '"':
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
 		}
 	}
-	return w.w.WriteByte('\n')
+	return string(v)
+}
+
+// writeCSVCell writes one cell as RFC 4180 has it: in double quotes, with
+// its quotes doubled, when it holds a comma, a quote, a line break or
+// space at an end; as it is otherwise. Line breaks inside stay as they are.
+func writeCSVCell(w *bufio.Writer, s string) {
+	if s == "" || (!strings.ContainsAny(s, ",\"\r\n") && strings.TrimSpace(s) == s) {
+		w.WriteString(s)
+		return
+	}
+	w.WriteByte('"')
+	w.WriteString(strings.ReplaceAll(s, `"`, `""`))
+	w.WriteByte('"')
 }

@@ -158,6 +158,9 @@ writes a site that 'folio export' did not write first.`,
 			case st == nil:
 				return runErr
 			}
+			if e.quiet { // the warnings and the error line said what went wrong
+				return runErr
+			}
 			if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
 				runErr = err
 			}
@@ -176,7 +179,7 @@ writes a site that 'folio export' did not write first.`,
 	f.BoolVar(&opts.Update, "update", false, "for a URL the collection has, run the failed and missing plugins of its newest snapshot again instead of adding it again")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "with --update, also run the plugins that succeeded (their output is kept until the new one succeeds)")
 	f.BoolVar(&opts.Resume, "resume", false, "also capture the snapshots an earlier run left queued or started")
-	f.IntVarP(&opts.Parallel, "parallel", "j", 2, "snapshots captured at once (one browser tab each)")
+	parallelFlag(f, &opts.Parallel, 2, "snapshots captured at once (one browser tab each)")
 	f.IntVar(&opts.PerDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")
 	f.IntVar(&timeout, "timeout", 0, "TIMEOUT in seconds for plugins without their own <PLUGIN>_TIMEOUT")

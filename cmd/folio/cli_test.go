@@ -217,7 +217,7 @@ func TestDemoCommand(t *testing.T) {
 		}
 	}
 	csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url")
-	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\n") {
+	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\r\n") {
 		t.Errorf("the demo's table command: exit %d\n%s", code, csv)
 	}
 	// Its data reads like an archive; the hostile values stay in the tests.
@@ -226,7 +226,7 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("the demo's snapshots hold %q:\n%s", bad, csv)
 		}
 	}
-	if !strings.Contains(csv, " - Wikipedia\",\"https://en.wikipedia.org/wiki/") {
+	if !strings.Contains(csv, " - Wikipedia,https://en.wikipedia.org/wiki/") {
 		t.Errorf("the demo's snapshots lack believable pages:\n%s", csv)
 	}
 	for _, p := range []string{"index.html", "index.jsonl", ".folio/catalog.sqlite3"} {

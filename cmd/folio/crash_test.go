@@ -131,7 +131,7 @@ func TestCrashMatrix(t *testing.T) {
 	points := []point{
 		{"remove", "journaled:1", remove, remove},
 		{"remove", "trashed:3", remove, remove},
-		{"remove", "dropped:1", remove, []string{"remove", "--unhide", "archive/none"}},
+		{"remove", "dropped:1", remove, []string{"remove", "-f", "exact", "https://no.such.example/"}},
 		{"export", "temp:1", export, export},
 		{"export", "temp:9", export, export},
 		{"export", "page:5", export, export},

@@ -106,8 +106,6 @@ is left out with one warning naming it, and folio exits 3.`,
 			switch {
 			case opts.PageSize < 1:
 				return usagef("--page-size %d: at least 1", opts.PageSize)
-			case opts.Workers < 0:
-				return usagef("--workers %d: at least 1 (or 0 for 8 per CPU)", opts.Workers)
 			}
 			if opts.Templates != "" {
 				if st, err := os.Stat(opts.Templates); err != nil || !st.IsDir() {
@@ -119,6 +117,11 @@ is left out with one warning naming it, and folio exits 3.`,
 			}
 			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.zst") {
 				return usagef("--bundle %q: the file name must end in .tar.zst", opts.Bundle)
+			}
+			if opts.Bundle != "" {
+				if err := folderExists("--bundle", opts.Bundle); err != nil {
+					return err
+				}
 			}
 			fault, err := envFault()
 			if err != nil {
@@ -154,7 +157,7 @@ is left out with one warning naming it, and folio exits 3.`,
 	}
 	f := cmd.Flags()
 	sel = addSelectionFlags(f, &opts.Query)
-	f.StringVarP(&opts.Out, "out", "o", "", "write a publishable copy into this folder instead of exporting in place")
+	f.StringVar(&opts.Out, "out", "", "write a publishable copy into this folder instead of exporting in place")
 	f.BoolVar(&opts.Full, "full", false, "rewrite every page, ignoring what the last export wrote")
 	f.BoolVar(&opts.Gzip, "gzip", false, "also write .gz siblings of the generated files")
 	f.StringVar(&opts.Bundle, "bundle", "", "also write the site as one zstd tarball (FILE.tar.zst)")
@@ -200,6 +203,9 @@ func exportWACZ(cmd *cobra.Command, e *env, file string, opts export.Options) er
 		return usagef("--wacz %q: the file name must end in .wacz", file)
 	case opts.Out != "" || opts.Bundle != "" || opts.Gzip:
 		return usagef("--wacz writes no site: it cannot go with --out, --bundle or --gzip")
+	}
+	if err := folderExists("--wacz", file); err != nil {
+		return err
 	}
 	coll, err := e.open()
 	if err != nil {

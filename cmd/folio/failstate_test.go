@@ -45,8 +45,8 @@ func TestUnreachableCaptureShowsFailed(t *testing.T) {
 
 	for status, n := range map[string]int{"failed": 1, "sealed": 1, "archived": 0, "partial": 0, "queued": 0} {
 		out, stderr, code := runFolio(t, "list", "-D", dir, "--status", status, "--csv", "url,state")
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if code != 0 || len(lines) != 1+n || n == 1 && lines[1] != `"`+url+`","failed"` {
+		lines := strings.Split(strings.TrimSpace(out), "\r\n")
+		if code != 0 || len(lines) != 1+n || n == 1 && lines[1] != url+`,failed` {
 			t.Errorf("list --status %s: exit %d\n%s%s", status, code, out, stderr)
 		}
 	}

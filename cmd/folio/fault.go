@@ -12,6 +12,20 @@ import (
 	"github.com/folio-archive/folio/migrate"
 )
 
+// folio's test-only knobs are environment variables documented here, not
+// in any --help (a user has no use for them):
+//
+// FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step
+// is reached. update --migrate-only's steps are planned, copied, verified,
+// indexed, deleting, deleted, done, write and remove; forget:N instead
+// drops the Nth move of the plan, as a faulty plan would, which the check
+// after the run must report as left behind. temp (every command that
+// writes) is an atomic write's temp file written, not yet renamed; add,
+// update, export and remove name steps of their own.
+//
+// FOLIO_MIGRATE_COPY=1 makes update --migrate-only copy (and verify) even
+// where a rename would do.
+
 // envFault reads the testing knob FOLIO_FAULT for a command that writes:
 // the hook it returns is the command's own named steps (nil when the
 // variable is unset), and it is installed for every atomic write at

@@ -46,6 +46,6 @@ changed. A directory holding other files is refused unless --force.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "create the collection even if the directory holds other files")
+	cmd.Flags().BoolVar(&force, "force", false, "create the collection even if the directory holds other files")
 	return cmd
 }

@@ -28,8 +28,12 @@ func newListCmd(e *env) *cobra.Command {
 (Go syntax, case-insensitive), domain, tag or timestamp. --search keeps the
 snapshots that 'folio search' finds, in the list's own order.
 
-Output is one Snapshot record per line (--jsonl, the default), a JSON array
-(--json) or CSV with the given fields (--csv url,title,tags). When the catalog is
+On a terminal, list prints a table: each snapshot's status, the day it was
+bookmarked, its title (cut at 50 characters) and URL, then a count. Piped or
+redirected, and with --jsonl, it prints one Snapshot record per line; --json
+prints a JSON array, and --csv FIELDS RFC 4180 CSV with those fields (UTF-8, a
+header row, cells holding a comma, quote or line break in double quotes, quotes
+doubled, lines ending in CRLF), as spreadsheets and Python's csv module read it. When the catalog is
 empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 		Example: `  folio list
   folio list -f domain example.com --json
@@ -46,6 +50,7 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 				return err
 			}
 			format, fields := catalog.FormatJSONL, []string(nil)
+			var err error
 			n := 0
 			for _, set := range []bool{jsonl, asJSON, cmd.Flags().Changed("csv")} {
 				if set {
@@ -65,8 +70,10 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 					}
 				}
 			}
-			out, err := catalog.NewWriter(e.stdout, format, fields)
-			if err != nil {
+			var out rowWriter
+			if n == 0 && isTerminalOut(e.stdout) {
+				out = newListTable(e.stdout)
+			} else if out, err = catalog.NewWriter(e.stdout, format, fields); err != nil {
 				return usagef("%v", err)
 			}
 			coll, err := e.open()
@@ -91,9 +98,9 @@ empty but the tree holds snapshots, list runs 'folio reindex' first.`,
 	f.StringVar(&search, "search", "", "only snapshots whose title, URL, tags, notes or captured text hold these words (as 'folio search' reads them)")
 	f.StringVarP(&q.Sort, "sort", "o", "", "sort by "+strings.Join(catalog.SortFields(), "|")+"; prefix - for descending (default -bookmarked_at)")
 	f.IntVarP(&q.Limit, "limit", "n", 0, "print at most this many snapshots (0: all)")
-	f.BoolVar(&jsonl, "jsonl", false, "one Snapshot record per line (the default)")
+	f.BoolVar(&jsonl, "jsonl", false, "one Snapshot record per line (the default when stdout is not a terminal)")
 	f.BoolVar(&asJSON, "json", false, "a JSON array")
-	f.StringVar(&csvFields, "csv", "", "CSV with these comma-separated fields: "+strings.Join(catalog.CSVFields(), ","))
+	f.StringVar(&csvFields, "csv", "", "RFC 4180 CSV with these comma-separated fields: "+strings.Join(catalog.CSVFields(), ","))
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/plugins"
 )
 
 // Exit codes, the command contract of PRODUCT.md.
@@ -45,6 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.Is(err, errStopped) {
 		return code // the command said so itself
 	}
+	err = explain(ctx, err)
 	fmt.Fprintf(stderr, "folio: %v\n", err)
 	if code == exitUsage && cmd != nil {
 		fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
@@ -58,7 +60,7 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &usage):
+	case errors.As(err, &usage), errors.Is(err, plugins.ErrUnknownPlugin):
 		return exitUsage
 	case errors.Is(err, archive.ErrLocked):
 		return exitLocked

@@ -31,9 +31,6 @@ and one captured text per snapshot (readability's, else htmltotext's; its
 first MiB). The text is read again only when the snapshot's index changed and
 the text file's size, time or inode did too; --full reads every text again.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Workers < 0 {
-				return usagef("--workers must be at least 1 (or 0 for one per CPU)")
-			}
 			coll, unlock, err := e.openLocked("reindex")
 			if err != nil {
 				return err
@@ -56,7 +53,7 @@ the text file's size, time or inode did too; --full reads every text again.`,
 	}
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "rebuild the catalog from scratch")
 	cmd.Flags().BoolVar(&opts.NoText, "no-text", false, "leave captured text out of the search index this time (faster; the next reindex without it reads the text)")
-	cmd.Flags().IntVarP(&opts.Workers, "workers", "j", 0, fmt.Sprintf("folders read in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
+	parallelFlag(cmd.Flags(), &opts.Workers, 0, fmt.Sprintf("folders read in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
 	return cmd
 }
 

@@ -96,7 +96,7 @@ func TestReindexCommand(t *testing.T) {
 
 func TestReindexUsage(t *testing.T) {
 	dir, _ := catCollection(t, 3)
-	if r := catRun(t, dir, "reindex", "--help").want(t, 0); !strings.Contains(r.stdout, "--full") || !strings.Contains(r.stdout, "--workers") {
+	if r := catRun(t, dir, "reindex", "--help").want(t, 0); !strings.Contains(r.stdout, "--full") || !strings.Contains(r.stdout, "-j, --parallel") {
 		t.Errorf("help: %q", r.stdout)
 	}
 	for _, args := range [][]string{

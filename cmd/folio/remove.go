@@ -38,18 +38,25 @@ func newRemoveCmd(e *env) *cobra.Command {
 		Use:   "remove PATTERN...",
 		Short: "Take snapshots out of the catalog (and with --delete, move their folders to the trash)",
 		Long: `Take snapshots out of the catalog. PATTERNs and the filter flags select
-snapshots as in 'folio list'; --all selects every snapshot. remove prints what
-it will remove, one line per snapshot (timestamp, URL, folder), and a count,
-then removes them: the next 'folio list', 'folio search' and 'folio export'
-leave them out.
+snapshots as in 'folio list', except that a PATTERN is a whole URL unless
+--filter-type says otherwise (exact is the default, as in ArchiveBox's remove);
+--all selects every snapshot. remove prints what it will remove, one line per
+snapshot (timestamp, URL, folder), and a count, then removes them: the next
+'folio list', 'folio search' and 'folio export' leave them out. Before it
+removes more than one snapshot it asks on the terminal; --yes answers for you,
+and without a terminal to ask on (a script, a pipe) --yes is needed, so that a
+pattern that matches more than meant changes nothing unasked.
 
 Without --delete the folders stay where they are, untouched, and are listed in
 removed/hidden.jsonl (one JSON line per folder: its path, id, URL and when it
 was hidden), which every reindex, full or not, and 'folio watch' honour, so a
-removed snapshot does not come back. To bring one back, run
-  folio remove --unhide FOLDER...
-with the folder paths remove printed (or delete their lines from
-removed/hidden.jsonl and run 'folio reindex').
+removed snapshot does not come back. To bring snapshots back, run
+  folio remove --unhide ...
+with the folders or URLs remove printed, or the same patterns and filters
+(--tag, --status, --before, --after, -f) that removed them, or --all: it
+selects among the removed snapshots as remove selects among the others. A
+selection that matches no removed snapshot is an error. (Deleting lines from
+removed/hidden.jsonl and running 'folio reindex' does the same.)
 
 With --delete the folders are moved, by rename, to
 removed/trash/<YYYYMMDD-HHMMSS>/<folder path>; nothing is copied or deleted.
@@ -78,7 +85,9 @@ per removed snapshot on stdout (the plan then goes to stderr).
 A collection exported in place has its export brought up to date once the
 snapshots are removed (or brought back), and remove ends with the file:// URL
 of its root page (on stderr with --jsonl).`,
-		Example: `  folio remove -f domain ads.example.com
+		Example: `  folio remove https://example.com/page
+  folio remove -f domain ads.example.com --yes
+  folio remove --unhide -f domain ads.example.com
   folio remove --tag junk --delete --yes
   folio remove --dry-run --before 2015-01-01
   folio remove --unhide archive/users/system/snapshots/20240720/example.com/0190f3c2a1b27c3d8e4f5a6b7c8d0001
@@ -113,7 +122,7 @@ of its root page (on stderr with --jsonl).`,
 					return err
 				}
 			}
-			if err := runRemove(cmd, e, coll, q, f, args); err != nil {
+			if err := runRemove(cmd, e, coll, sel, f); err != nil {
 				return err
 			}
 			if !f.dryRun && !f.purge {
@@ -128,25 +137,27 @@ of its root page (on stderr with --jsonl).`,
 	}
 	fl := cmd.Flags()
 	sel = addSelectionFlags(fl, &q)
+	q.FilterType = catalog.FilterExact // as ArchiveBox's remove: a pattern is one URL
+	fl.Lookup("filter-type").DefValue = catalog.FilterExact
 	fl.BoolVar(&f.all, "all", false, "select every snapshot")
 	fl.BoolVar(&f.del, "delete", false, "also move the snapshot folders to removed/trash/<YYYYMMDD-HHMMSS>/")
-	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before moving folders to the trash or purging it")
-	fl.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan and change nothing")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before removing more than one snapshot, moving folders to the trash or purging it")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
 	fl.BoolVar(&f.jsonl, "jsonl", false, "print one JSON record per removed snapshot on stdout")
 	fl.BoolVar(&f.purge, "purge-trash", false, "delete everything in removed/trash for good")
-	fl.BoolVar(&f.unhide, "unhide", false, "bring back the snapshots of these folders (paths as remove printed them) from removed/hidden.jsonl")
+	fl.BoolVar(&f.unhide, "unhide", false, "bring back the removed snapshots the patterns and filters select (or the folders remove printed) from removed/hidden.jsonl")
 	return cmd
 }
 
 // runRemove does what the flags ask.
-func runRemove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Query, f removeFlags, args []string) error {
+func runRemove(cmd *cobra.Command, e *env, coll *archive.Collection, sel *selection, f removeFlags) error {
 	switch {
 	case f.purge:
 		return purgeTrash(e, coll, f)
 	case f.unhide:
-		return unhide(cmd, e, coll, args)
+		return unhideSelected(cmd, e, coll, sel)
 	}
-	return remove(cmd, e, coll, q, f)
+	return remove(cmd, e, coll, *sel.q, f)
 }
 
 // check refuses flags that do not go together, before anything is opened.
@@ -154,8 +165,12 @@ func (f removeFlags) check(e *env, sel *selection) error {
 	switch {
 	case f.purge && (f.unhide || f.del || f.all || sel.narrowed()):
 		return usagef("--purge-trash empties the trash: it takes no patterns, filters, --all, --delete or --unhide")
-	case f.unhide && (f.del || f.all || f.dryRun || len(sel.q.Patterns) == 0 || len(sel.q.Tags) > 0 || sel.q.Status != "" || sel.before != "" || sel.after != ""):
-		return usagef("--unhide takes the folder paths to bring back, and no filters, --all, --delete or --dry-run")
+	case f.unhide && (f.del || f.dryRun):
+		return usagef("--unhide brings removed snapshots back: it cannot go with --delete or --dry-run")
+	case f.unhide && f.all && sel.narrowed():
+		return usagef("--all selects every removed snapshot: leave out the patterns and filters, or --all")
+	case f.unhide && !f.all && !sel.narrowed():
+		return usagef("--unhide needs a selection: the folders or URLs remove printed, a PATTERN, a filter (--tag, --status, --after, --before) or --all")
 	case f.unhide:
 	case f.all && sel.narrowed():
 		return usagef("--all selects every snapshot: leave out the patterns and filters, or --all")
@@ -237,6 +252,14 @@ func remove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Quer
 		}
 	default:
 		fmt.Fprintf(out, "%s to remove\n", plural(len(plan), "snapshot"))
+		if len(plan) > 1 && !f.yes {
+			if !isTerminal(e.stdin) {
+				return usagef("%d snapshots match: pass --yes to remove them all (stdin is not a terminal to ask on; nothing was changed)", len(plan))
+			}
+			if err := confirm(e, fmt.Sprintf("remove %s from the catalog (their folders are kept)?", plural(len(plan), "snapshot"))); err != nil {
+				return err
+			}
+		}
 	}
 
 	var done []removal
@@ -375,17 +398,11 @@ func finishRemovals(cmd *cobra.Command, coll *archive.Collection, p *printer, fa
 // unhide takes folders out of the hidden list and reindexes them.
 func unhide(cmd *cobra.Command, e *env, coll *archive.Collection, dirs []string) error {
 	found, err := coll.Unhide(dirs)
-	if err != nil {
+	if err != nil || len(found) == 0 {
 		return err
 	}
 	p := e.printer()
 	defer p.done()
-	if len(found) < len(dirs) {
-		p.Warnf("%d of %s are not listed in %s", len(dirs)-len(found), plural(len(dirs), "folder"), archive.HiddenFile)
-	}
-	if len(found) == 0 {
-		return nil
-	}
 	st, err := reindex(cmd, coll, catalog.ReindexOptions{Scope: found, Printer: p})
 	if err != nil {
 		return err

@@ -43,8 +43,9 @@ The data directory is --data-dir, else $FOLIO_DATA_DIR, else the current directo
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVarP(&e.dataDir, "data-dir", "D", "", "collection directory (default $FOLIO_DATA_DIR, else the current directory)")
-	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "print only results and errors")
+	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "print only results, warnings and errors: no progress, no summaries")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkCounts(cmd) }
 	for _, newCmd := range commands {
 		cmd := newCmd(e)
 		if cmd.Args == nil {
@@ -79,7 +80,11 @@ func (e *env) dir() string {
 
 // open opens the collection in the data directory.
 func (e *env) open() (*archive.Collection, error) {
-	return archive.Open(e.dir())
+	c, err := archive.Open(e.dir())
+	if err != nil {
+		return nil, e.openError(err)
+	}
+	return c, nil
 }
 
 // openLocked opens the collection and takes its writer lock for the named
@@ -101,7 +106,7 @@ func (e *env) openLocked(command string) (c *archive.Collection, unlock func() e
 // and goes on without it in a collection it cannot write.
 func (e *env) openReadOnly(command string) (c *archive.Collection, unlock func() error, err error) {
 	if c, err = archive.Inspect(e.dir()); err != nil {
-		return nil, nil, err
+		return nil, nil, e.openError(err)
 	}
 	nothing := func() error { return nil }
 	if _, err := os.Stat(c.Path(archive.StateDir)); err != nil {

@@ -17,18 +17,8 @@ import (
 func addTitled(t *testing.T, dir, title string) string {
 	t.Helper()
 	at := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	s := archive.Snapshot{ID: "0190f3c2a1b27c3d8e4f5a6b7c8dffff", URL: "https://guides.example.org/quokkas",
-		Title: title, BookmarkedAt: at, CreatedAt: at, Timestamp: "1714564800.0", Status: "sealed"}
-	rel := "archive/users/system/snapshots/20240501/guides.example.org/" + s.ID
-	if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ix, _ := archive.ParseIndex(nil)
-	ix.SetSnapshot(s)
-	if err := archive.WriteIndex(filepath.Join(dir, rel), ix); err != nil {
-		t.Fatal(err)
-	}
-	return rel
+	return writeSnapshot(t, dir, archive.Snapshot{ID: "0190f3c2a1b27c3d8e4f5a6b7c8dffff", URL: "https://guides.example.org/quokkas",
+		Title: title, BookmarkedAt: at, CreatedAt: at, Timestamp: "1714564800.0", Status: "sealed"})
 }
 
 func writeText(t *testing.T, dir, rel, text string) {

@@ -61,6 +61,9 @@ Ctrl-C stops the server; folio then exits 130 (interrupted), as every command do
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
+			if err := e.serveDir(opts.Dir, len(args) == 1); err != nil && !(watching && len(args) == 1) {
+				return err
+			}
 			p := e.printer()
 			real := realPath(opts.Dir)
 			opts.Ready = func(url string) {

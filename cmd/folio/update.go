@@ -75,14 +75,7 @@ or device, or the run stops before anything moves (exit 1); it is read from a
 copy in $TMPDIR (folio-legacydb-<pid>-*), and copies a killed run left there
 are removed by the next run. A full disk stops the run at once with one line
 naming the file system (exit 1): free some space and run again to finish.
-Folder names holding control characters are printed quoted ("a\nb").
-
-Testing knobs: FOLIO_MIGRATE_COPY=1 copies even where a rename would do;
-FOLIO_FAULT=step:N[,step:N] exits with status 99 at the Nth time a step is
-reached (planned, copied, verified, indexed, deleting, deleted, done, write,
-remove, and temp: an atomic write's temp file is written, not yet renamed);
-forget:N instead drops the Nth move of the plan, as a faulty plan
-would, which the check after the run must report as left behind.`,
+Folder names holding control characters are printed quoted ("a\nb").`,
 		Example: `  folio update --dry-run
   folio update https://example.com/
   folio update -f domain example.com --plugins screenshot,pdf --overwrite
@@ -95,20 +88,19 @@ would, which the check after the run must report as left behind.`,
 			if err := retry.onlyCapture(cmd); err != nil {
 				return err
 			}
+			var err error
 			if opts.BatchSize < 1 {
 				return usagef("--batch-size must be at least 1")
 			}
-			if opts.Workers < 1 {
-				return usagef("--workers must be at least 1")
+			if opts.Workers, err = retry.parallelOr(cmd, 8); err != nil {
+				return err
 			}
 			if opts.Resume != "" && !resumable(opts.Resume) {
 				return usagef("--resume %q: want a legacy timestamp such as 1609459200.123456 (as an interrupted run prints it)", opts.Resume)
 			}
-			fault, err := envFault()
-			if err != nil {
+			if opts.Fault, err = envFault(); err != nil {
 				return err
 			}
-			opts.Fault = fault
 			opts.ForceCopy = os.Getenv("FOLIO_MIGRATE_COPY") == "1"
 			coll, unlock, err := e.openFor("update --migrate-only", !opts.DryRun)
 			if err != nil {
@@ -148,7 +140,6 @@ would, which the check after the run must report as left behind.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (which plugins run where; with --migrate-only what moves where, what goes to invalid/, what is skipped and why) and change nothing")
 	f.StringVar(&opts.Resume, "resume", "", "skip legacy folders and rows whose timestamp sorts after `TS`")
 	f.IntVar(&opts.BatchSize, "batch-size", 500, "journal records per fsync batch and entries per progress line")
-	f.IntVarP(&opts.Workers, "workers", "j", 8, "snapshots migrated at once (--migrate-only)")
 	retry.register(f)
 	sel = addSelectionFlags(f, &q)
 	q.FilterType = catalog.FilterExact

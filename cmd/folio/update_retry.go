@@ -24,7 +24,7 @@ type retryFlags struct {
 func (r *retryFlags) register(f *pflag.FlagSet) {
 	f.StringVarP(&r.only, "plugins", "p", "", "run only these plugins (comma-separated names); hashes still runs last")
 	f.BoolVar(&r.overwrite, "overwrite", false, "also run the plugins that succeeded (their output is kept until the new one succeeds)")
-	f.IntVar(&r.parallel, "parallel", 2, "snapshots captured at once (one browser tab each)")
+	parallelFlag(f, &r.parallel, 0, "snapshots captured at once, one browser tab each (default 2); with --migrate-only, snapshots migrated at once (default 8)")
 	f.IntVar(&r.perDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")
 	f.IntVar(&r.timeout, "timeout", 0, "TIMEOUT in seconds for plugins without their own <PLUGIN>_TIMEOUT")
 }
@@ -32,8 +32,8 @@ func (r *retryFlags) register(f *pflag.FlagSet) {
 // captureOnly are the flags that only a capture update takes, and
 // migrateOnly those that only --migrate-only takes.
 var (
-	captureOnly = []string{"plugins", "overwrite", "parallel", "per-domain", "timeout", "filter-type", "tag", "status", "before", "after"}
-	migrateOnly = []string{"resume", "batch-size", "workers"}
+	captureOnly = []string{"plugins", "overwrite", "per-domain", "timeout", "filter-type", "tag", "status", "before", "after"}
+	migrateOnly = []string{"resume", "batch-size"}
 )
 
 // onlyCapture refuses the capture flags with --migrate-only.
@@ -49,6 +49,17 @@ func (r *retryFlags) onlyCapture(cmd *cobra.Command) error {
 	return nil
 }
 
+// parallelOr is --parallel, def when it is not given.
+func (r *retryFlags) parallelOr(cmd *cobra.Command, def int) (int, error) {
+	switch {
+	case !cmd.Flags().Changed("parallel") && !cmd.Flags().Changed("workers"):
+		return def, nil
+	case r.parallel < 1:
+		return 0, usagef("--parallel %d: at least 1", r.parallel)
+	}
+	return r.parallel, nil
+}
+
 // runRetry is 'folio update [PATTERN...]': capture.Retry over the
 // selected snapshots, then the summary table.
 func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retryFlags, dryRun bool) error {
@@ -57,8 +68,9 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 			return usagef("--%s needs --migrate-only", name)
 		}
 	}
-	if r.parallel < 1 {
-		return usagef("--parallel must be at least 1")
+	var err error
+	if r.parallel, err = r.parallelOr(cmd, 2); err != nil {
+		return err
 	}
 	if r.perDomain < 0 {
 		return usagef("--per-domain must be at least 1 (or 0 for no limit beyond --parallel)")
@@ -71,7 +83,6 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 	if r.only != "" {
 		opts.Plugins = splitList(r.only)
 	}
-	var err error
 	if opts.Fault, err = envFault(); err != nil {
 		return err
 	}
@@ -87,7 +98,7 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 	defer p.done()
 	opts.Printer = p
 	st, runErr := capture.Retry(cmd.Context(), coll, *sel.q, opts)
-	if st == nil || dryRun {
+	if st == nil || dryRun || e.quiet {
 		return runErr
 	}
 	if err := st.WriteUpdateTable(e.stdout, runErr); err != nil && runErr == nil {

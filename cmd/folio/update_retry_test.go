@@ -156,7 +156,7 @@ func TestUpdateRetriesFailedPlugins(t *testing.T) {
 		t.Errorf("index.jsonl after update:\n%s", data)
 	}
 	list, _, code := runFolio(t, "list", "-D", dir, "--csv", "url,status,title")
-	if code != 0 || !strings.Contains(list, `"`+url+`","sealed","Keepers of the Light`) {
+	if code != 0 || !strings.Contains(list, url+`,sealed,Keepers of the Light`) {
 		t.Errorf("list after update: exit %d\n%s", code, list)
 	}
 

@@ -62,9 +62,6 @@ snapshots that have none. Exit status 3 means problems were found.`,
   folio verify --jsonl | jq -r .path`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Workers < 0 {
-				return usagef("--workers must be at least 1 (or 0 for one per CPU)")
-			}
 			if err := sel.resolve(args); err != nil {
 				return err
 			}
@@ -81,7 +78,7 @@ snapshots that have none. Exit status 3 means problems were found.`,
 	sel = addSelectionFlags(cmd.Flags(), &q)
 	cmd.Flags().BoolVar(&opts.WriteHashes, "write-hashes", false, "write hashes/hashes.json for snapshots that have none")
 	cmd.Flags().BoolVar(&jsonl, "jsonl", false, "print problems as JSON lines: kind, path, snapshot, detail")
-	cmd.Flags().IntVarP(&opts.Workers, "workers", "j", 0, fmt.Sprintf("folders checked in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
+	parallelFlag(cmd.Flags(), &opts.Workers, 0, fmt.Sprintf("folders checked in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
 	return cmd
 }
 

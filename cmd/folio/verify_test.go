@@ -277,8 +277,8 @@ func TestVerifyWritesHashesArchiveBoxReads(t *testing.T) {
 
 func TestVerifyUsage(t *testing.T) {
 	dir, _ := catCollection(t, 2)
-	r := catRun(t, dir, "verify", "--workers", "-1").want(t, 2)
-	if firstLine(r.stderr) != "folio: --workers must be at least 1 (or 0 for one per CPU)" {
+	r := catRun(t, dir, "verify", "--parallel", "-1").want(t, 2)
+	if firstLine(r.stderr) != "folio: --parallel -1: must not be negative" {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	r = catRun(t, dir, "verify", "--status", "done").want(t, 2)

@@ -24,7 +24,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Short: "Print folio's version, Go version, Chromium and data directory",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := buildVersion()
-			if short {
+			if short || e.quiet { // as ArchiveBox's version -q
 				fmt.Fprintln(e.stdout, v)
 				return nil
 			}
@@ -37,7 +37,7 @@ func newVersionCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&short, "short", false, "print only the version")
+	cmd.Flags().BoolVar(&short, "short", false, "print only the version (as -q does)")
 	return cmd
 }
 

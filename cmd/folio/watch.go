@@ -29,7 +29,7 @@ func (w *watchFlags) register(cmd *cobra.Command, exportFlag bool) {
 		f.BoolVar(&w.export, "export", false, "also keep the in-place export current (the incremental export after each change)")
 	}
 	f.DurationVar(&w.opts.Poll, "poll", 0, "look at the tree at this interval instead of using inotify (for network file systems), e.g. 5s")
-	f.DurationVar(&w.opts.Quiet, "quiet", 300*time.Millisecond, "how long the tree must be still before changes are applied")
+	f.DurationVar(&w.opts.Quiet, "settle", 300*time.Millisecond, "how long the tree must be still before changes are applied")
 	f.IntVar(&w.opts.MaxWatches, "max-watches", 0, "take at most this many inotify watches (0: as many as the system gives) and poll the folders beyond them")
 	f.IntVar(&w.pageSize, "page-size", 250, "snapshots per root page of the export (as 'folio export --page-size')")
 	f.StringVar(&w.title, "title", "", `site title of the export (default "folio archive")`)
@@ -42,8 +42,6 @@ func (w *watchFlags) validate() error {
 		return usagef("--poll %s: want a positive duration such as 5s", w.opts.Poll)
 	case w.opts.Poll > 0 && w.opts.Poll < 100*time.Millisecond:
 		return usagef("--poll %s: at least 100ms", w.opts.Poll)
-	case w.opts.Quiet < 0:
-		return usagef("--quiet %s: want a duration such as 300ms", w.opts.Quiet)
 	case w.opts.MaxWatches < 0:
 		return usagef("--max-watches %d: at least 1 (or 0 for no cap)", w.opts.MaxWatches)
 	case w.pageSize < 1:
@@ -114,7 +112,7 @@ folders moved or deleted, legacy folders copied into archive/ (cataloged where
 they are; 'folio update --migrate-only' migrates them). With --export the
 incremental export runs after each change, so the pages stay current.
 
-Changes are gathered until the tree has been still for --quiet, then applied
+Changes are gathered until the tree has been still for --settle, then applied
 by a reindex of the folders they touched, under the collection's lock; while
 another folio command holds the lock (an add, an export), watch waits and
 applies afterwards. Captured text (readability, htmltotext) written with an
