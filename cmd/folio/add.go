@@ -158,11 +158,10 @@ writes a site that 'folio export' did not write first.`,
 			case st == nil:
 				return runErr
 			}
-			if e.quiet { // the warnings and the error line said what went wrong
-				return runErr
-			}
-			if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
-				runErr = err
+			if !e.quiet { // else the warnings and the error line said what went wrong
+				if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
+					runErr = err
+				}
 			}
 			unlock() // the export takes the lock
 			siteRefresh{coll: coll, p: p, out: e.stdout}.run(cmd.Context(), st.Saved)

@@ -77,7 +77,7 @@ func TestAddSaysWhatItDoesAndKeepsTheSiteCurrent(t *testing.T) {
 		t.Errorf("the new snapshot has no page: %v", err)
 	}
 
-	// -q keeps only the results: the summary and the URL.
+	// -q keeps only the result: the site's URL.
 	stdout, stderr, code = runFolio(t, "-q", "update", "-D", dir, "--plugins", "hashes", "--overwrite", about)
 	if code != 0 || lastLine(stdout) != root || strings.Contains(stderr, "updating") || strings.Contains(stderr, "site:") {
 		t.Errorf("update -q: exit %d\n%s\n%s", code, stdout, stderr)

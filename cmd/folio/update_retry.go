@@ -98,11 +98,13 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 	defer p.done()
 	opts.Printer = p
 	st, runErr := capture.Retry(cmd.Context(), coll, *sel.q, opts)
-	if st == nil || dryRun || e.quiet {
+	if st == nil || dryRun {
 		return runErr
 	}
-	if err := st.WriteUpdateTable(e.stdout, runErr); err != nil && runErr == nil {
-		runErr = err
+	if !e.quiet { // else the warnings and the error line said what went wrong
+		if err := st.WriteUpdateTable(e.stdout, runErr); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	unlock() // the export takes the lock
 	siteRefresh{coll: coll, p: p, out: e.stdout}.run(cmd.Context(), st.Saved)
