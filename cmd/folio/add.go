@@ -26,6 +26,8 @@ func newAddCmd(e *env) *cobra.Command {
 		tags    []string
 		only    string
 		timeout int
+		enqueue bool
+		url     string
 	)
 	cmd := &cobra.Command{
 		Use:   "add [URL... | -]",
@@ -107,6 +109,10 @@ $TMPDIR (those whose lock no living folio holds).`,
 			if opts.Depth == 1 && opts.IndexOnly {
 				return usagef("--depth 1 needs the pages loaded, so it cannot go with --index-only")
 			}
+			if enqueue && (opts.Update || opts.Depth == 1) {
+				return usagef("--enqueue-only leaves the capture to 'folio worker', so it cannot go with --update or --depth 1")
+			}
+			opts.IndexOnly = opts.IndexOnly || enqueue
 			if opts.Parallel < 1 {
 				return usagef("--parallel must be at least 1")
 			}
@@ -150,6 +156,9 @@ $TMPDIR (those whose lock no living folio holds).`,
 			case st == nil:
 				return runErr
 			}
+			if enqueue && runErr == nil {
+				runErr = enqueueAdded(cmd.Context(), coll, queueURL(url, opts.Config.Get("QUEUE_URL")), st.Pending, p)
+			}
 			if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
 				runErr = err
 			}
@@ -166,6 +175,8 @@ $TMPDIR (those whose lock no living folio holds).`,
 	f.BoolVar(&opts.Update, "update", false, "for a URL the collection has, run the failed and missing plugins of its newest snapshot again instead of adding it again")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "with --update, also run the plugins that succeeded (their output is kept until the new one succeeds)")
 	f.BoolVar(&opts.Resume, "resume", false, "also capture the snapshots an earlier run left queued or started")
+	f.BoolVar(&enqueue, "enqueue-only", false, "create the snapshots and put them (with --resume, also those left queued) in the job queue for 'folio worker', then return")
+	f.StringVar(&url, "queue", "", "with --enqueue-only, the shared queue postgres://… (default $QUEUE_URL, else QUEUE_URL of ArchiveBox.conf, else .folio/queue.sqlite3)")
 	f.IntVarP(&opts.Parallel, "parallel", "j", 2, "snapshots captured at once (one browser tab each)")
 	f.IntVar(&opts.PerDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")

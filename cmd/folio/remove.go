@@ -99,6 +99,13 @@ per removed snapshot on stdout (the plan then goes to stderr).`,
 				return err
 			}
 			defer unlock()
+			if f.del && !f.dryRun {
+				release, err := lockFolders(cmd.Context(), coll, e.printer())
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			var kept int
 			var pending error
 			if !f.dryRun {

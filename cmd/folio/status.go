@@ -12,6 +12,7 @@ import (
 
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
+	"github.com/folio-archive/folio/queue"
 )
 
 func init() { commands = append(commands, newStatusCmd) }
@@ -38,6 +39,7 @@ type statusReport struct {
 	Stale            bool           `json:"stale"`
 	DiskUse          int64          `json:"disk_use_bytes"`
 	Next             string         `json:"next,omitempty"` // the command that comes next, "" when none
+	Queue            *queue.Status  `json:"queue,omitempty"` // the capture job queue, when there is one
 }
 
 func newStatusCmd(e *env) *cobra.Command {
@@ -101,6 +103,9 @@ such as hashes succeeded). 'folio list --status failed' lists the failed ones,
 				r.CatalogUpdated = &st.UpdatedAt
 			}
 			r.Next = r.next()
+			if r.Queue, err = queueStatus(ctx, coll); err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "    ")
@@ -162,6 +167,9 @@ func (r statusReport) print(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", archive.HumanBytes(r.DiskUse), r.DiskUse)
 	if r.Next != "" {
 		fmt.Fprintf(w, "next               %s\n", r.Next)
+	}
+	if r.Queue != nil {
+		printQueue(w, r.Queue, now)
 	}
 }
 

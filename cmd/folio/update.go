@@ -112,6 +112,13 @@ would, which the check after the run must report as left behind.`,
 				return err
 			}
 			defer unlock()
+			if !opts.DryRun {
+				release, err := lockFolders(cmd.Context(), coll, e.printer())
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p

@@ -167,6 +167,21 @@ func enqueueTree(ctx context.Context, coll *archive.Collection, q *queue.Queue, 
 	return nil
 }
 
+// enqueueAdded puts the snapshots add left queued in the job queue.
+func enqueueAdded(ctx context.Context, coll *archive.Collection, url string, pending []capture.Pending, p *printer) error {
+	q, err := queue.Open(ctx, coll, queue.Options{URL: url})
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	n, err := q.Enqueue(ctx, pending)
+	if err != nil {
+		return err
+	}
+	p.Infof("enqueued %s for 'folio worker' (%d had a job already)", plural(n, "snapshot"), len(pending)-n)
+	return nil
+}
+
 // stopWhenDrained calls stop once the queue has no job waiting or under way.
 func stopWhenDrained(ctx context.Context, q *queue.Queue, stop func()) {
 	for {
@@ -202,4 +217,3 @@ func lockFolders(ctx context.Context, coll *archive.Collection, p *printer) (fun
 		p.Infof("waiting for the workers' captures under way to finish")
 	})
 }
-
