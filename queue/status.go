@@ -94,7 +94,7 @@ func (q *Queue) Status(ctx context.Context, now time.Time) (*Status, error) {
 func jobOf(j *rivertype.JobRow) Job {
 	out := Job{Worker: lastWorker(j), Attempt: j.Attempt}
 	var args captureArgs
-	if err := unmarshalArgs(j.EncodedArgs, &args); err == nil {
+	if err := json.Unmarshal(j.EncodedArgs, &args); err == nil {
 		out.SnapshotID, out.Dir = args.SnapshotID, args.Dir
 	}
 	switch {
@@ -127,5 +127,3 @@ func (s *Status) Workers() []string {
 	sort.Strings(out)
 	return out
 }
-
-func unmarshalArgs(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -89,7 +89,13 @@ holds the run's Crawl record (ArchiveBox's shape: urls, label, tags, depth,
 creator) after its Snapshot record. After a kill, the next add removes the temp
 files and half-made snapshot folders it left (in the folders it noted in
 .folio/add.touched) and the Chromium profiles folio-chromium-* it left in
-$TMPDIR (those whose lock no living folio holds).`,
+$TMPDIR (those whose lock no living folio holds).
+
+--enqueue-only creates the snapshot folders (status queued) and puts one job per
+snapshot in the capture job queue (with --resume, also every snapshot left
+queued or started: this rebuilds a lost queue, and enqueues nothing twice), then
+returns; 'folio worker' captures them, on this machine or, with a shared
+PostgreSQL queue (--queue, QUEUE_URL), on many.`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4

@@ -38,7 +38,7 @@ type statusReport struct {
 	CatalogUpdated   *time.Time     `json:"catalog_updated_at"`
 	Stale            bool           `json:"stale"`
 	DiskUse          int64          `json:"disk_use_bytes"`
-	Next             string         `json:"next,omitempty"` // the command that comes next, "" when none
+	Next             string         `json:"next,omitempty"`  // the command that comes next, "" when none
 	Queue            *queue.Status  `json:"queue,omitempty"` // the capture job queue, when there is one
 }
 
