@@ -55,10 +55,7 @@ func runQueue(b *B) error {
 		return err
 	}
 	defer srv.Close()
-	urls := make([]string, capturePages)
-	for i := range urls {
-		urls[i] = fmt.Sprintf("%s%s?queue=%d", srv.URL, fixtures.Pages[i%len(fixtures.Pages)], i)
-	}
+	urls := pageURLs(srv, "queue")
 	data := filepath.Join(b.Work, "queue-data")
 	defer os.RemoveAll(data)
 	fresh := func(enqueue bool) func() error {

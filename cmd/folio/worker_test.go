@@ -112,6 +112,16 @@ func (b *syncBuffer) String() string {
 
 func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	site := newPageSite(t)
+	// Three Chromiums on a shared machine: a page may take a while to load,
+	// and a capture must stay well inside the lease, or it would be redone.
+	conf, err := os.OpenFile(filepath.Join(dir, "ArchiveBox.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = conf.WriteString("CHROME_PAGELOAD_TIMEOUT = 30\n")
+		conf.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	folio := func(args ...string) string {
 		t.Helper()
 		out, stderr, code := runFolioEnv(t, env, append([]string{"-D", dir}, args...)...)
@@ -134,7 +144,7 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	var logs syncBuffer
 	workers := map[int]*exec.Cmd{}
 	for range 3 {
-		cmd := exec.Command(folioBin(t), "-D", dir, "worker", "-p", "title,hashes", "-j", "2", "--lease", "10s")
+		cmd := exec.Command(folioBin(t), "-D", dir, "worker", "-p", "title,hashes", "-j", "2", "--lease", "45s")
 		cmd.Env = append(append(os.Environ(), "FOLIO_DATA_DIR="), env...)
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {
@@ -195,7 +205,7 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	close(site.release)
 
 	// Another worker takes the dead one's job after its lease.
-	waitSealed(t, dir, queuePages+1, 3*time.Minute, &logs)
+	waitSealed(t, dir, queuePages+1, 8*time.Minute, &logs)
 	stopWorkers()
 	checkCapturedOnce(t, dir, site, queuePages+1)
 	if n := site.loadsOf("/slow"); n != 2 {
