@@ -85,14 +85,15 @@ func withAdvisory(ctx context.Context, pool *pgxpool.Pool, key int64, fn func() 
 	return fn()
 }
 
-// shareFolders takes the folder lock shared for one capture; release
-// gives it back.
-func (q *Queue) shareFolders(ctx context.Context) (release func(), err error) {
-	gate, err := flock(ctx, q.c.Path(folderGate), unix.LOCK_SH)
+// shareFolders takes the folder lock shared for one capture, calling
+// waiting first when a mover holds it; release gives it back.
+func (q *Queue) shareFolders(ctx context.Context, waiting func()) (release func(), err error) {
+	once := onlyOnce(waiting)
+	gate, err := lockWaiting(ctx, q.c.Path(folderGate), unix.LOCK_SH, once)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := flock(ctx, q.c.Path(folderLock), unix.LOCK_SH)
+	lock, err := lockWaiting(ctx, q.c.Path(folderLock), unix.LOCK_SH, once)
 	gate.Close()
 	if err != nil {
 		return nil, err
@@ -102,7 +103,12 @@ func (q *Queue) shareFolders(ctx context.Context) (release func(), err error) {
 	}
 	conn, err := q.pool.Acquire(ctx)
 	if err == nil {
-		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1)", folderKey)
+		var got bool
+		err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1)", folderKey).Scan(&got)
+		if err == nil && !got {
+			once()
+			_, err = conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1)", folderKey)
+		}
 		if err != nil {
 			conn.Release()
 		}
@@ -131,17 +137,12 @@ func LockFolders(ctx context.Context, c *archive.Collection, url string, waiting
 	if url != "" && !Shared(url) {
 		return nil, fmt.Errorf("queue %q: want postgres://…", url)
 	}
-	once := func() {
-		if waiting != nil {
-			waiting()
-			waiting = nil
-		}
-	}
-	gate, err := exclusive(ctx, c.Path(folderGate), once)
+	once := onlyOnce(waiting)
+	gate, err := lockWaiting(ctx, c.Path(folderGate), unix.LOCK_EX, once)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := exclusive(ctx, c.Path(folderLock), once)
+	lock, err := lockWaiting(ctx, c.Path(folderLock), unix.LOCK_EX, once)
 	if err != nil {
 		gate.Close()
 		return nil, err
@@ -171,17 +172,28 @@ func LockFolders(ctx context.Context, c *archive.Collection, url string, waiting
 	}, nil
 }
 
-// exclusive takes the flock on path exclusively, calling waiting first
-// when it is held.
-func exclusive(ctx context.Context, path string, waiting func()) (*os.File, error) {
+// lockWaiting takes how (unix.LOCK_SH or LOCK_EX) on the file at path,
+// calling waiting first when it is not free at once.
+func lockWaiting(ctx context.Context, path string, how int, waiting func()) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+	if unix.Flock(int(f.Fd()), how|unix.LOCK_NB) == nil {
 		return f, nil
 	}
 	f.Close()
 	waiting()
-	return flock(ctx, path, unix.LOCK_EX)
+	return flock(ctx, path, how)
+}
+
+// onlyOnce returns a function that calls fn (when not nil) the first
+// time it is called.
+func onlyOnce(fn func()) func() {
+	return func() {
+		if fn != nil {
+			fn()
+			fn = nil
+		}
+	}
 }

@@ -74,6 +74,9 @@ type Options struct {
 	// running longer is cancelled, and a job claimed longer ago (its
 	// worker died) is given to another worker.
 	Lease time.Duration
+	// FoldersMoved, when set, is called when a claimed snapshot waits
+	// for a command that moves snapshot folders to finish.
+	FoldersMoved func(p capture.Pending)
 	// ID names this worker in the queue ("" is host/pid).
 	ID     string
 	Logger *slog.Logger
@@ -118,12 +121,17 @@ func Open(ctx context.Context, c *archive.Collection, opts Options) (*Queue, err
 	if q.workers {
 		w := river.NewWorkers()
 		river.AddWorker(w, river.WorkFunc(func(ctx context.Context, job *river.Job[captureArgs]) error {
-			release, err := q.shareFolders(ctx)
+			p := capture.Pending{ID: job.Args.SnapshotID, Dir: job.Args.Dir}
+			var waiting func()
+			if opts.FoldersMoved != nil {
+				waiting = func() { opts.FoldersMoved(p) }
+			}
+			release, err := q.shareFolders(ctx, waiting)
 			if err != nil {
 				return err
 			}
 			defer release()
-			return opts.Capture(ctx, capture.Pending{ID: job.Args.SnapshotID, Dir: job.Args.Dir})
+			return opts.Capture(ctx, p)
 		}))
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Concurrency}}

@@ -155,6 +155,14 @@ PostgreSQL queue (--queue, QUEUE_URL), on many.`,
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
+			if !opts.IndexOnly {
+				toQueue, release, err := captureHere(cmd.Context(), coll, queueURL(url, opts.Config.Get("QUEUE_URL")), &opts, p)
+				if err != nil {
+					return err
+				}
+				defer release()
+				enqueue = toQueue
+			}
 			st, runErr := capture.Run(cmd.Context(), coll, opts)
 			switch {
 			case errors.Is(runErr, capture.ErrNoURLs):

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -94,7 +95,10 @@ environment.`,
 			}
 			defer w.Close()
 			qopts := queue.Options{URL: queueURL(url, cfg.Get("QUEUE_URL")), Concurrency: concurrency, Lease: lease,
-				Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+				Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+				FoldersMoved: func(s capture.Pending) {
+					p.Infof("%s waits for a command that moves snapshot folders to finish", s.Dir)
+				}}
 			qopts.Capture = func(ctx context.Context, s capture.Pending) error {
 				err := w.Capture(ctx, s)
 				switch {
@@ -112,6 +116,13 @@ environment.`,
 				return err
 			}
 			defer q.Close()
+			release, err := queue.Attend(ctx, coll, qopts.URL, func() {
+				p.Infof("waiting for a 'folio add' that captures outside the queue to finish")
+			})
+			if err != nil {
+				return err
+			}
+			defer release()
 			if err := enqueueTree(ctx, coll, q, p); err != nil {
 				return err
 			}
@@ -165,6 +176,28 @@ func enqueueTree(ctx context.Context, coll *archive.Collection, q *queue.Queue, 
 		p.Infof("enqueued %s the queue did not hold", plural(n, "queued snapshot"))
 	}
 	return nil
+}
+
+// captureHere keeps a plain add (one that captures, not --enqueue-only)
+// and the queue's workers apart, so no snapshot is captured by both: with
+// no worker running it holds the workers lock, and workers that start
+// wait for release; with workers running, the add only creates its
+// snapshots and enqueues them (and, with --resume, those left queued),
+// as --enqueue-only does, and enqueue is true. --update and --depth 1
+// must capture here, so they fail as locked beside running workers.
+func captureHere(ctx context.Context, coll *archive.Collection, url string, opts *capture.Options, p *printer) (enqueue bool, release func(), err error) {
+	release, ok, err := queue.CaptureHere(ctx, coll, url)
+	switch {
+	case err != nil:
+		return false, nil, err
+	case ok:
+		return false, release, nil
+	case opts.Update || opts.Depth == 1:
+		return false, nil, fmt.Errorf("%w: folio workers are running on its job queue, and --update and --depth 1 capture here: stop the workers first", archive.ErrLocked)
+	}
+	p.Infof("folio workers are running on the job queue: the snapshots go to them, as with --enqueue-only")
+	opts.IndexOnly = true
+	return true, func() {}, nil
 }
 
 // enqueueAdded puts the snapshots add left queued in the job queue.

@@ -32,6 +32,7 @@ import (
 const queuePages = 60
 
 func TestWorkersSQLiteQueue(t *testing.T) {
+	t.Parallel() // mostly waiting (the lease), and it shares nothing: its own tree, site and queue
 	dir := newCollection(t)
 	queueSuite(t, dir, nil, func() {
 		matches, _ := filepath.Glob(filepath.Join(dir, ".folio", "queue.sqlite3*"))
@@ -44,6 +45,7 @@ func TestWorkersSQLiteQueue(t *testing.T) {
 }
 
 func TestWorkersPostgresQueue(t *testing.T) {
+	t.Parallel() // its own server, in a folder of its own, on a Unix socket there
 	url, recreate := startPostgres(t)
 	queueSuite(t, newCollection(t), []string{"QUEUE_URL=" + url}, recreate)
 }
@@ -144,12 +146,7 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	var logs syncBuffer
 	workers := map[int]*exec.Cmd{}
 	for range 3 {
-		cmd := exec.Command(folioBin(t), "-D", dir, "worker", "-p", "title,hashes", "-j", "2", "--lease", "45s")
-		cmd.Env = append(append(os.Environ(), "FOLIO_DATA_DIR="), env...)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd := startWorker(t, dir, env, &logs, "-j", "2", "--lease", "45s")
 		workers[cmd.Process.Pid] = cmd
 	}
 	stopWorkers := func() {
@@ -199,10 +196,16 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	if s := readSnapshot(t, slowDir); s.Status != "started" {
 		t.Fatalf("/slow is %s while its page loads, want started", s.Status)
 	}
+	profile := browserProfile(t, victim)
 	workers[victim].Process.Signal(syscall.SIGKILL)
 	workers[victim].Wait()
 	delete(workers, victim)
 	close(site.release)
+	// Its Chromium dies with it (chromedp starts it with a parent-death
+	// signal; its helpers follow the browser).
+	if firstOf(time.Minute, func() bool { return len(processesUsing(profile)) == 0 }) < 0 {
+		t.Errorf("the killed worker's Chromium is still running: pids %v", processesUsing(profile))
+	}
 
 	// Another worker takes the dead one's job after its lease.
 	waitSealed(t, dir, queuePages+1, 8*time.Minute, &logs)
