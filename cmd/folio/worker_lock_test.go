@@ -124,6 +124,7 @@ func processesUsing(profile string) []string {
 func TestWorkersFolderLock(t *testing.T) {
 	t.Parallel()
 	dir := newCollection(t)
+	pageLoadTimeout(t, dir, 300) // /slow is held until the test lets it go
 	site := newPageSite(t)
 	folio := func(args ...string) {
 		t.Helper()
@@ -174,7 +175,64 @@ func TestWorkersFolderLock(t *testing.T) {
 		t.Errorf("remove --delete left %s: %v\n%s", gone, err, moverLogs.String())
 	}
 	waitSealed(t, dir, 2, 2*time.Minute, &logs)
-	if n := site.loadsOf("/p/next"); n != 1 {
-		t.Errorf("/p/next loaded %d times, want once", n)
+	checkCapturedOnce(t, dir, site, 2)
+}
+
+// A plain add (one that captures) and the queue's workers never capture
+// the same snapshot: beside a running worker, add --resume enqueues (the
+// snapshot the worker captures included) instead of capturing; and a
+// worker that starts while an add captures waits for it.
+func TestWorkersPlainAdd(t *testing.T) {
+	t.Parallel()
+	dir := newCollection(t)
+	pageLoadTimeout(t, dir, 300) // /slow is held until the test lets it go
+	site := newPageSite(t)
+	if _, stderr, code := runFolio(t, "-D", dir, "add", "--enqueue-only", site.URL+"/slow"); code != 0 {
+		t.Fatalf("add --enqueue-only: exit %d\n%s", code, stderr)
+	}
+	var logs syncBuffer
+	worker := startWorker(t, dir, nil, &logs, "-j", "1")
+	select {
+	case <-site.slowHit:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the worker did not load /slow\n%s", logs.String())
+	}
+	// /slow is started, its capture under way in the worker.
+	_, stderr, code := runFolio(t, "-D", dir, "add", "--resume", "-p", "title,hashes", site.URL+"/p/0")
+	if code != 0 || !strings.Contains(stderr, "workers are running") {
+		t.Fatalf("add --resume beside a worker: exit %d, want 0 and a word on the workers\n%s", code, stderr)
+	}
+	if n, m := site.loadsOf("/slow"), site.loadsOf("/p/0"); n != 1 || m != 0 {
+		t.Fatalf("add --resume beside a worker loaded /slow %d times and /p/0 %d times, want 1 and 0: it captured instead of enqueueing\n%s", n, m, stderr)
+	}
+	close(site.release)
+	waitSealed(t, dir, 2, 2*time.Minute, &logs)
+	worker.Process.Signal(os.Interrupt)
+	worker.Wait()
+	checkCapturedOnce(t, dir, site, 2)
+
+	// An add captures /slow2 here; a worker started meanwhile waits for it.
+	site2 := newPageSite(t)
+	var addLogs syncBuffer
+	_, added := runBackground(t, dir, &addLogs, "add", "-p", "title,hashes", site2.URL+"/slow")
+	select {
+	case <-site2.slowHit:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("add did not load /slow\n%s", addLogs.String())
+	}
+	logs = syncBuffer{}
+	startWorker(t, dir, nil, &logs, "-j", "1")
+	switch firstOf(2*time.Minute, func() bool { return site2.loadsOf("/slow") > 1 },
+		func() bool { return strings.Contains(logs.String(), "waiting for a 'folio add'") }) {
+	case 0:
+		t.Fatalf("a worker captured the snapshot add was capturing\n%s", logs.String())
+	case -1:
+		t.Fatalf("the worker neither waits for add nor captures\n%s", logs.String())
+	}
+	close(site2.release)
+	<-added
+	waitSealed(t, dir, 3, 2*time.Minute, &addLogs)
+	if n := site2.loadsOf("/slow"); n != 1 {
+		t.Errorf("/slow of the second site loaded %d times, want once", n)
 	}
 }

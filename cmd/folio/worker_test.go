@@ -116,14 +116,7 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	site := newPageSite(t)
 	// Three Chromiums on a shared machine: a page may take a while to load,
 	// and a capture must stay well inside the lease, or it would be redone.
-	conf, err := os.OpenFile(filepath.Join(dir, "ArchiveBox.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = conf.WriteString("CHROME_PAGELOAD_TIMEOUT = 30\n")
-		conf.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	pageLoadTimeout(t, dir, 30)
 	folio := func(args ...string) string {
 		t.Helper()
 		out, stderr, code := runFolioEnv(t, env, append([]string{"-D", dir}, args...)...)
@@ -231,6 +224,19 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 		if len(st.Queue.ByState) != 1 || st.Queue.ByState["available"] != 5 {
 			t.Fatalf("after the queue was lost, add --resume --enqueue-only made %v, want the 5 queued snapshots", st.Queue.ByState)
 		}
+	}
+}
+
+// pageLoadTimeout sets the collection's CHROME_PAGELOAD_TIMEOUT.
+func pageLoadTimeout(t *testing.T, dir string, seconds int) {
+	t.Helper()
+	conf, err := os.OpenFile(filepath.Join(dir, "ArchiveBox.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = fmt.Fprintf(conf, "CHROME_PAGELOAD_TIMEOUT = %d\n", seconds)
+		conf.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
