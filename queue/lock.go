@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sys/unix"
 
@@ -103,13 +104,7 @@ func (q *Queue) shareFolders(ctx context.Context, waiting func()) (release func(
 	}
 	conn, err := q.pool.Acquire(ctx)
 	if err == nil {
-		var got bool
-		err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1)", folderKey).Scan(&got)
-		if err == nil && !got {
-			once()
-			_, err = conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1)", folderKey)
-		}
-		if err != nil {
+		if err = advisoryLock(ctx, conn, folderKey, true, once); err != nil {
 			conn.Release()
 		}
 	}
@@ -156,12 +151,7 @@ func LockFolders(ctx context.Context, c *archive.Collection, url string, waiting
 		local()
 		return nil, fmt.Errorf("connect to the queue: %w", err)
 	}
-	var got bool
-	if err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", folderKey).Scan(&got); err == nil && !got {
-		once()
-		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock($1)", folderKey)
-	}
-	if err != nil {
+	if err := advisoryLock(ctx, conn, folderKey, false, once); err != nil {
 		conn.Close(context.Background())
 		local()
 		return nil, fmt.Errorf("lock the folders in the queue: %w", err)
@@ -170,6 +160,28 @@ func LockFolders(ctx context.Context, c *archive.Collection, url string, waiting
 		conn.Close(context.Background()) // ends the session, which releases its lock
 		local()
 	}, nil
+}
+
+// advisoryLock takes the advisory lock key (shared or exclusive) in the
+// session of conn, calling waiting first when it is not free at once.
+func advisoryLock(ctx context.Context, conn session, key int64, shared bool, waiting func()) error {
+	try, lock := "pg_try_advisory_lock", "pg_advisory_lock"
+	if shared {
+		try, lock = try+"_shared", lock+"_shared"
+	}
+	var got bool
+	err := conn.QueryRow(ctx, "SELECT "+try+"($1)", key).Scan(&got)
+	if err == nil && !got {
+		waiting()
+		_, err = conn.Exec(ctx, "SELECT "+lock+"($1)", key)
+	}
+	return err
+}
+
+// session is a PostgreSQL connection, pooled or not.
+type session interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // lockWaiting takes how (unix.LOCK_SH or LOCK_EX) on the file at path,

@@ -42,13 +42,7 @@ func Attend(ctx context.Context, c *archive.Collection, url string, waiting func
 		f.Close()
 		return nil, fmt.Errorf("connect to the queue: %w", err)
 	}
-	var got bool
-	err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1)", workersKey).Scan(&got)
-	if err == nil && !got {
-		once()
-		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock_shared($1)", workersKey)
-	}
-	if err != nil {
+	if err := advisoryLock(ctx, conn, workersKey, true, once); err != nil {
 		conn.Close(context.Background())
 		f.Close()
 		return nil, fmt.Errorf("lock the workers in the queue: %w", err)

@@ -95,7 +95,11 @@ $TMPDIR (those whose lock no living folio holds).
 snapshot in the capture job queue (with --resume, also every snapshot left
 queued or started: this rebuilds a lost queue, and enqueues nothing twice), then
 returns; 'folio worker' captures them, on this machine or, with a shared
-PostgreSQL queue (--queue, QUEUE_URL), on many.`,
+PostgreSQL queue (--queue, QUEUE_URL), on many. While workers run on the queue,
+add without --enqueue-only does the same (it never captures a snapshot a worker
+may have), except --update and --depth 1, which capture here and so fail as
+locked (exit 11); with no worker running it captures, and workers that start
+meanwhile wait for it to finish.`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4
@@ -190,7 +194,7 @@ PostgreSQL queue (--queue, QUEUE_URL), on many.`,
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "with --update, also run the plugins that succeeded (their output is kept until the new one succeeds)")
 	f.BoolVar(&opts.Resume, "resume", false, "also capture the snapshots an earlier run left queued or started")
 	f.BoolVar(&enqueue, "enqueue-only", false, "create the snapshots and put them (with --resume, also those left queued) in the job queue for 'folio worker', then return")
-	f.StringVar(&url, "queue", "", "with --enqueue-only, the shared queue postgres://… (default $QUEUE_URL, else QUEUE_URL of ArchiveBox.conf, else .folio/queue.sqlite3)")
+	f.StringVar(&url, "queue", "", "the shared job queue postgres://… (for --enqueue-only, and to see whether workers run) (default $QUEUE_URL, else QUEUE_URL of ArchiveBox.conf, else .folio/queue.sqlite3)")
 	f.IntVarP(&opts.Parallel, "parallel", "j", 2, "snapshots captured at once (one browser tab each)")
 	f.IntVar(&opts.PerDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")

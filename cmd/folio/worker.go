@@ -57,6 +57,10 @@ snapshot stays queued ('folio add --resume --enqueue-only' enqueues it again).
 
 Commands that move snapshot folders (update --migrate-only, remove --delete)
 wait for the captures under way and hold the workers off until they are done.
+A 'folio add' that captures by itself (without --enqueue-only) and the workers
+never capture the same snapshot: a worker waits for such an add to finish
+before it starts, and an add run while workers run enqueues its snapshots for
+them instead of capturing.
 
 Plugins and settings are add's: --plugins, --timeout, ArchiveBox.conf and the
 environment.`,
