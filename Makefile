@@ -16,6 +16,7 @@ demo: build
 	$(BIN) demo --out $(DEMO_DIR)
 
 # deps installs what the tests need: Debian's chromium for the browser tests,
+# Debian's postgresql (initdb, pg_ctl) for the shared queue tests,
 # wget for the example hook's test, and in bin/test-tools (never shipped) the
 # npm packages the WARC and WACZ tests check folio's output with: warcio, and
 # ReplayWeb.page's prebuilt ui.js and sw.js (npm pack: its bundles need none
@@ -28,6 +29,9 @@ deps:
 		echo "installing chromium (needed by the browser tests)"; \
 		apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }; }
 	@command -v wget >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y wget >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y wget; }
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		echo "installing postgresql (the shared job queue tests start a server of their own)"; \
+		apt-get -o DPkg::Lock::Timeout=600 install -y postgresql >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y postgresql; }; }
 	@command -v npm >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y nodejs npm >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y nodejs npm; }
 	@grep -qs '"version": "2.4.11"' $(TEST_TOOLS)/node_modules/warcio/package.json || { \
 		mkdir -p $(TEST_TOOLS) && npm install --prefix $(TEST_TOOLS) --no-save --no-audit --no-fund warcio@2.4.11 >/dev/null; }

@@ -95,6 +95,9 @@ type Stats struct {
 	Queued     int // snapshots left queued (index-only, or interrupted)
 	SourceFile string
 	CrawlDir   string
+	// Pending, with IndexOnly, lists the snapshots left queued (created
+	// and resumed) for a job queue to take.
+	Pending []Pending
 	// Results counts results by plugin and status.
 	Results map[string]map[string]int
 	// Saved lists the folders (relative) of the snapshots sealed with
@@ -245,6 +248,9 @@ func (r *run) run(ctx context.Context) (*Stats, error) {
 	var runErr error
 	if r.opts.IndexOnly {
 		r.st.Queued = len(fresh) + len(resumed)
+		for _, s := range append(resumed, fresh...) {
+			r.st.Pending = append(r.st.Pending, Pending{ID: s.rec.ID, Dir: s.dir})
+		}
 	} else {
 		runErr = r.captureAll(ctx, append(append(resumed, fresh...), updated...))
 	}

@@ -23,8 +23,14 @@ func (r *run) openTouched() (*archive.TouchLog, error) {
 	return archive.OpenTouchLog(r.c.Path(TouchedFile), r.sweep, func(err error) { r.p.Warnf("%v", err) })
 }
 
-// note records the snapshot folder dir before this run writes in it.
-func (r *run) note(dir string) error { return r.touched.Note(dir) }
+// note records the snapshot folder dir before this run writes in it (a
+// Capturer keeps no log: its queue's claim says where it writes).
+func (r *run) note(dir string) error {
+	if r.touched == nil {
+		return nil
+	}
+	return r.touched.Note(dir)
+}
 
 // sweep settles the plugin folders a killed update left moved aside
 // (sweepAside) and removes add's own leftovers of the snapshot folder dir: the

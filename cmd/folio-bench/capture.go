@@ -45,11 +45,7 @@ func runCapture(b *B) error {
 		return err
 	}
 	defer srv.Close()
-	urls := make([]string, capturePages)
-	for i := range urls {
-		// Distinct URLs over the site's pages, so each is a capture of its own.
-		urls[i] = fmt.Sprintf("%s%s?copy=%d", srv.URL, fixtures.Pages[i%len(fixtures.Pages)], i)
-	}
+	urls := pageURLs(srv, "copy")
 	out := filepath.Join(b.Work, "capture-out")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -132,6 +128,16 @@ func runCapture(b *B) error {
 			Goal: Goal{MaxRatio: 1}, Baseline: perPage(sf), BaselineName: "single-file-cli per page", Note: strings.TrimPrefix(retried, "; ")})
 	}
 	return nil
+}
+
+// pageURLs is capturePages distinct URLs over the fixture site's pages
+// (a query named key tells them apart), so each is a capture of its own.
+func pageURLs(srv *fixtures.Server, key string) []string {
+	urls := make([]string, capturePages)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("%s%s?%s=%d", srv.URL, fixtures.Pages[i%len(fixtures.Pages)], key, i)
+	}
+	return urls
 }
 
 // chromiumBinary is the Chromium folio would drive, as the environment

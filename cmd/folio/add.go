@@ -26,6 +26,8 @@ func newAddCmd(e *env) *cobra.Command {
 		tags    []string
 		only    string
 		timeout int
+		enqueue bool
+		url     string
 	)
 	cmd := &cobra.Command{
 		Use:   "add [URL... | -]",
@@ -95,7 +97,17 @@ In a collection exported in place the export is then brought up to date, as
 'folio watch --export' does, and the run ends with the file:// URL of its root
 page on stdout; in one never exported, with the file:// URL of each saved
 snapshot's page (its singlefile.html, else its screenshot or PDF). add never
-writes a site that 'folio export' did not write first.`,
+writes a site that 'folio export' did not write first.
+
+--enqueue-only creates the snapshot folders (status queued) and puts one job per
+snapshot in the capture job queue (with --resume, also every snapshot left
+queued or started: this rebuilds a lost queue, and enqueues nothing twice), then
+returns; 'folio worker' captures them, on this machine or, with a shared
+PostgreSQL queue (--queue, QUEUE_URL), on many. While workers run on the queue,
+add without --enqueue-only does the same (it never captures a snapshot a worker
+may have), except --update and --depth 1, which capture here and so fail as
+locked (exit 11); with no worker running it captures, and workers that start
+meanwhile wait for it to finish.`,
 		Example: `  folio add https://example.com/
   folio add --from bookmarks.html --tag imported
   cat urls.txt | folio add - --parallel 4
@@ -115,6 +127,10 @@ writes a site that 'folio export' did not write first.`,
 			if opts.Depth == 1 && opts.IndexOnly {
 				return usagef("--depth 1 needs the pages loaded, so it cannot go with --index-only")
 			}
+			if enqueue && (opts.Update || opts.Depth == 1) {
+				return usagef("--enqueue-only leaves the capture to 'folio worker', so it cannot go with --update or --depth 1")
+			}
+			opts.IndexOnly = opts.IndexOnly || enqueue
 			if opts.Parallel < 1 {
 				return usagef("--parallel must be at least 1")
 			}
@@ -151,12 +167,23 @@ writes a site that 'folio export' did not write first.`,
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
+			if !opts.IndexOnly {
+				toQueue, release, err := captureHere(cmd.Context(), coll, queueURL(url, opts.Config.Get("QUEUE_URL")), &opts, p)
+				if err != nil {
+					return err
+				}
+				defer release()
+				enqueue = toQueue
+			}
 			st, runErr := capture.Run(cmd.Context(), coll, opts)
 			switch {
 			case errors.Is(runErr, capture.ErrNoURLs):
 				return usagef("%v in the input (each line needs an http(s) URL with a host, or a file:// URL of a local file)", runErr)
 			case st == nil:
 				return runErr
+			}
+			if enqueue && runErr == nil {
+				runErr = enqueueAdded(cmd.Context(), coll, queueURL(url, opts.Config.Get("QUEUE_URL")), st.Pending, p)
 			}
 			if !e.quiet { // else the warnings and the error line said what went wrong
 				if err := st.WriteTable(e.stdout, runErr); err != nil && runErr == nil {
@@ -178,6 +205,8 @@ writes a site that 'folio export' did not write first.`,
 	f.BoolVar(&opts.Update, "update", false, "for a URL the collection has, run the failed and missing plugins of its newest snapshot again instead of adding it again")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "with --update, also run the plugins that succeeded (their output is kept until the new one succeeds)")
 	f.BoolVar(&opts.Resume, "resume", false, "also capture the snapshots an earlier run left queued or started")
+	f.BoolVar(&enqueue, "enqueue-only", false, "create the snapshots and put them (with --resume, also those left queued) in the job queue for 'folio worker', then return")
+	f.StringVar(&url, "queue", "", "the shared job queue postgres://… (for --enqueue-only, and to see whether workers run) (default $QUEUE_URL, else QUEUE_URL of ArchiveBox.conf, else .folio/queue.sqlite3)")
 	parallelFlag(f, &opts.Parallel, 2, "snapshots captured at once (one browser tab each)")
 	f.IntVar(&opts.PerDomain, "per-domain", 2, "snapshots of one domain captured at once (0: as many as --parallel)")
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")

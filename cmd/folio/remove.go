@@ -112,6 +112,13 @@ of its root page (on stderr with --jsonl).`,
 				return err
 			}
 			defer unlock()
+			if f.del && !f.dryRun {
+				release, err := lockFolders(cmd.Context(), coll, e.printer())
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			var kept int
 			var pending error
 			if !f.dryRun {

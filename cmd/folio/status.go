@@ -15,6 +15,7 @@ import (
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
 	"github.com/folio-archive/folio/export"
+	"github.com/folio-archive/folio/queue"
 )
 
 func init() { commands = append(commands, newStatusCmd) }
@@ -45,7 +46,8 @@ type statusReport struct {
 	ExportStale      bool           `json:"export_stale"` // the catalog or the tree changed since the in-place export
 	ExportURL        string         `json:"export_url,omitempty"`
 	DiskUse          int64          `json:"disk_use_bytes"`
-	Next             string         `json:"next,omitempty"` // the command that comes next, "" when none
+	Next             string         `json:"next,omitempty"`  // the command that comes next, "" when none
+	Queue            *queue.Status  `json:"queue,omitempty"` // the capture job queue, when there is one
 }
 
 func newStatusCmd(e *env) *cobra.Command {
@@ -119,6 +121,9 @@ such as hashes succeeded). 'folio list --status failed' lists the failed ones,
 				return err
 			}
 			r.Next = r.next()
+			if r.Queue, err = queueStatus(ctx, coll); err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "    ")
@@ -200,6 +205,9 @@ func (r statusReport) print(w io.Writer, now time.Time, warned bool) {
 	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", archive.HumanBytes(r.DiskUse), r.DiskUse)
 	if r.Next != "" {
 		fmt.Fprintf(w, "next               %s\n", r.Next)
+	}
+	if r.Queue != nil {
+		printQueue(w, r.Queue, now)
 	}
 }
 

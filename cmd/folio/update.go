@@ -107,6 +107,13 @@ Folder names holding control characters are printed quoted ("a\nb").`,
 				return err
 			}
 			defer unlock()
+			if !opts.DryRun {
+				release, err := lockFolders(cmd.Context(), coll, e.printer())
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
