@@ -216,6 +216,7 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+	checkDemoArchive(t, dir)
 	csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url")
 	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\n") {
 		t.Errorf("the demo's table command: exit %d\n%s", code, csv)
