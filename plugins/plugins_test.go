@@ -314,7 +314,7 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	cfg := testConfig(t, "TIMEOUT", "10")
+	cfg := testConfig(t, "TIMEOUT", "10", "CHROME_SETTLE_TIMEOUT", "0")
 	b, err := StartBrowser(cfg)
 	if err != nil {
 		t.Fatal(err)
