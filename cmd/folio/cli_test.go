@@ -145,6 +145,7 @@ func TestCommandsOutsideACollection(t *testing.T) {
 }
 
 func TestVersionCommand(t *testing.T) {
+	t.Parallel() // its own build of folio takes long on a busy machine: let other tests run meanwhile
 	out, _, code := runFolio(t, "version", "-D", "/somewhere")
 	if code != 0 {
 		t.Fatalf("version exited %d", code)
