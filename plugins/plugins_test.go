@@ -328,8 +328,8 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	}()
 	_, got := capture(t, b, cfg, srv.URL+"/hang", "title", "screenshot")
 	for _, p := range []string{"title", "screenshot"} {
-		if got[p].Status != Failed || !strings.Contains(got[p].OutputStr, "crashed or closed") {
-			t.Errorf("%s on the killed browser: %q %q", p, got[p].Status, got[p].OutputStr)
+		if got[p].Status != Failed || got[p].OutputStr != errTabLost.Error() {
+			t.Errorf("%s on the killed browser: %q %q, want %q", p, got[p].Status, got[p].OutputStr, errTabLost)
 		}
 	}
 	_, got = capture(t, b, cfg, srv.URL+"/about.html", "title", "screenshot")
