@@ -142,7 +142,6 @@ func TestCrashMatrix(t *testing.T) {
 	}
 	for _, pt := range points {
 		t.Run(pt.cmd+"/"+pt.spec, func(t *testing.T) {
-			t.Parallel() // each point has its own collection and TMPDIR
 			var dir string
 			switch pt.cmd {
 			case "add": // only pages of the fixture server: nothing leaves loopback
