@@ -50,7 +50,8 @@ func plan(o *Options, mach *machine, i int) (*snapshot, error) {
 	}
 	if o.Plain { // after the draws above, so the rest is as without it
 		p := plainPageFor(i)
-		snap.URL, snap.Title, snap.Tags = p.url, p.title, p.tags
+		url, snap.Title, snap.Tags = p.url, p.title, p.tags
+		snap.URL = url // its folder is under its own host
 	}
 	snap.CrawlID = archive.NewID(created.Add(-time.Second), ids)
 	if r.IntN(30) == 0 {

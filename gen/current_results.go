@@ -175,6 +175,9 @@ func (g *snapGen) singlefile() []output {
 }
 
 func (g *snapGen) screenshot() []output {
+	if g.o.Plain {
+		return []output{{"screenshot.png", "image/png", pagePNG(g.snap.URL)}}
+	}
 	return []output{{"screenshot.png", "image/png", pngData}}
 }
 

@@ -148,11 +148,15 @@ func (g *legacyGen) write(rel string, data []byte) error {
 func (g *legacyGen) outputs(rel string, r *lgRow, dashed bool) error {
 	netloc := layout.Netloc(r.url)
 	page := []byte("<!doctype html><title>" + r.title.String + "</title><p>archived " + r.url + "</p>\n")
+	shot := append([]byte("\x89PNG\r\n\x1a\n"), g.payload(g.o.Size)...)
+	if g.o.Plain { // a screenshot that shows a page (drawn after the draw above, so the rest is as without it)
+		shot = pagePNG(r.url)
+	}
 	files := []struct {
 		name string
 		data []byte
 	}{
-		{"screenshot.png", append([]byte("\x89PNG\r\n\x1a\n"), g.payload(g.o.Size)...)},
+		{"screenshot.png", shot},
 		{"output.html", page},
 		{netloc + "/page/index.html", page},
 		{"media/vidéo 100% ünï.bin", g.payload(g.o.Size)},

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -48,6 +49,10 @@ func FindChromium(cfg Config) string {
 	}
 	return ""
 }
+
+// errTabLost is why a snapshot's browser plugins fail when its browser
+// dies (crashes, is killed or closed) while it loads the page or after.
+var errTabLost = errors.New("the browser tab crashed or closed")
 
 // ErrNoBrowser means no Chromium could be found or attached to.
 var ErrNoBrowser = errors.New("no Chromium found: install Debian's chromium package, or set CHROME_BINARY or CHROME_CDP_URL")
@@ -307,7 +312,7 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 		// ctx is not done, so a cancellation came from the browser's
 		// side: chromedp reports a lost connection as one, sometimes
 		// before the tab's context is canceled.
-		p.Err = fmt.Errorf("the browser tab crashed or closed: %w", err)
+		p.Err = errTabLost
 	default:
 		p.Err = fmt.Errorf("load %s: %s", url, loadError(err))
 	}
@@ -330,7 +335,35 @@ func (b *Browser) Load(ctx context.Context, url string, cfg Config) *Page {
 			}
 		}
 	}
+	if p.Err != nil && p.Err != errTabLost && p.Lost(ctx) {
+		p.Err = errTabLost // the browser died while the page settled
+	}
 	return p
+}
+
+// Lost reports whether the tab's browser died (crashed, was killed or
+// closed) while ctx, the capture's, is still running: the tab's context
+// ended, or asking the browser for its version fails other than by
+// timing out. A browser that only answers slowly is not lost. Whenever the browser dies, during
+// the load or the plugins, what fails says errTabLost.
+func (p *Page) Lost(ctx context.Context) bool {
+	if p == nil || p.ctx == nil || ctx.Err() != nil {
+		return false
+	}
+	if p.ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		_, err := chromedp.CallBrowser(pctx, cdpbrowser.GetVersion, cdp.Empty{})
+		cancel()
+		switch {
+		case err == nil:
+			return false
+		case !errors.Is(err, context.DeadlineExceeded) || p.ctx.Err() != nil:
+			// chromedp reports the lost connection before it ends the
+			// tab's context.
+			return ctx.Err() == nil
+		}
+	}
+	return p.ctx.Err() != nil && ctx.Err() == nil
 }
 
 // loadError turns Chromium's navigation error into one plain phrase.
@@ -353,7 +386,7 @@ func headerMap(h network.Headers) map[string]any {
 // Context returns the tab's context, bounded by parent's deadline, for
 // plugin actions; ok is false when the page is not loaded.
 func (p *Page) Context(parent context.Context) (context.Context, context.CancelFunc, bool) {
-	if p == nil || p.ctx == nil || p.Err != nil {
+	if p == nil || p.ctx == nil || p.Err != nil || p.ctx.Err() != nil {
 		return nil, nil, false
 	}
 	var ctx context.Context
@@ -373,7 +406,7 @@ func (p *Page) HTML(ctx context.Context) (string, error) {
 	p.htmlOnce.Do(func() {
 		tctx, cancel, ok := p.Context(ctx)
 		if !ok {
-			p.htmlErr = p.Err
+			p.htmlErr = pageErr(p)
 			return
 		}
 		defer cancel()

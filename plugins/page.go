@@ -30,9 +30,14 @@ func tab(ctx context.Context, job *Job) (context.Context, context.CancelFunc, *O
 	return tctx, cancel, nil
 }
 
+// pageErr is why p cannot be read: ErrNoBrowser without a page, the
+// load's error, errTabLost when its browser died after the load.
 func pageErr(p *Page) error {
-	if p == nil {
+	switch {
+	case p == nil:
 		return ErrNoBrowser
+	case p.Err == nil && p.ctx != nil && p.ctx.Err() != nil:
+		return errTabLost
 	}
 	return p.Err
 }

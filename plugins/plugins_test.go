@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -313,7 +314,7 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	cfg := testConfig(t, "TIMEOUT", "10")
+	cfg := testConfig(t, "TIMEOUT", "10", "CHROME_SETTLE_TIMEOUT", "0")
 	b, err := StartBrowser(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -327,8 +328,8 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	}()
 	_, got := capture(t, b, cfg, srv.URL+"/hang", "title", "screenshot")
 	for _, p := range []string{"title", "screenshot"} {
-		if got[p].Status != Failed || !strings.Contains(got[p].OutputStr, "crashed or closed") {
-			t.Errorf("%s on the killed browser: %q %q", p, got[p].Status, got[p].OutputStr)
+		if got[p].Status != Failed || got[p].OutputStr != errTabLost.Error() {
+			t.Errorf("%s on the killed browser: %q %q, want %q", p, got[p].Status, got[p].OutputStr, errTabLost)
 		}
 	}
 	_, got = capture(t, b, cfg, srv.URL+"/about.html", "title", "screenshot")
@@ -339,6 +340,56 @@ func TestBrowserKilledMidRun(t *testing.T) {
 	}
 	if n := b.Launches(); n != 2 {
 		t.Errorf("browser launched %d times, want 2", n)
+	}
+}
+
+// A browser that dies after the page loaded, between two plugins, fails the plugins that follow with the same line a kill
+// during the load gives, whether or not folio has yet noticed the death.
+func TestBrowserKilledBetweenPlugins(t *testing.T) {
+	srv := serve(t)
+	for _, reaped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reaped=%v", reaped), func(t *testing.T) {
+			cfg := testConfig(t, "TIMEOUT", "20", "CHROME_SETTLE_TIMEOUT", "0")
+			b, err := StartBrowser(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ps, err := Builtins().Select([]string{"title", "screenshot", "dom"}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &Runner{Plugins: ps, Browser: b, Config: cfg, HTTP: NewHTTPClient(cfg), IDs: archive.RandomIDs, Now: time.Now,
+				Before: func(p Plugin) error {
+					if p != ps[1] {
+						return nil
+					}
+					b.mu.Lock()
+					ctx := b.ctx
+					b.mu.Unlock()
+					chromedp.FromContext(ctx).Browser.Process().Kill()
+					if reaped {
+						<-ctx.Done()
+					}
+					return nil
+				}}
+			got := map[string]archive.Result{}
+			job := &Job{URL: srv.URL + "/about.html", Dir: t.TempDir(), SnapshotID: "0190a1b2c3d4e5f60718293a4b5c6d7e"}
+			if err := r.Capture(context.Background(), job, false, func(res archive.Result) error {
+				got[res.Plugin] = res
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if first := ps[0].Name(); got[first].Status != Succeeded {
+				t.Errorf("%s before the kill: %q %q", first, got[first].Status, got[first].OutputStr)
+			}
+			for _, p := range []string{ps[1].Name(), ps[2].Name()} {
+				if got[p].Status != Failed || got[p].OutputStr != errTabLost.Error() {
+					t.Errorf("%s after the kill: %q %q, want %q", p, got[p].Status, got[p].OutputStr, errTabLost)
+				}
+			}
+		})
 	}
 }
 

@@ -85,7 +85,11 @@ func (r *Runner) Capture(ctx context.Context, job *Job, withLinks bool, report f
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if expired && o.Status != Succeeded {
+		switch {
+		case o.Status == Succeeded:
+		case p.Browser() && job.Page.Lost(ctx):
+			o.Status, o.Output = Failed, errTabLost.Error()
+		case expired:
 			o.Status, o.Output = Failed, fmt.Sprintf("timed out after %s (%s_TIMEOUT)", timeout, strings.ToUpper(p.Name()))
 		}
 		files, size := Outputs(job.PluginDir(p.Name()))

@@ -5,26 +5,38 @@ import (
 )
 
 // detect guesses the format of data: JSONL when the first line that is not
-// blank or a # comment starts with "{"; Netscape when the text carries the
-// NETSCAPE-Bookmark-file-1 marker; Feed when the root element is <rss>,
-// <rdf:RDF> or <feed>; Netscape again when the text has <dt, <a and href
-// (any case); else URLList.
+// blank or a # comment starts with "{", JSON when it starts with "[", CSV
+// when it is a header row naming a url column; Netscape when the text
+// carries the NETSCAPE-Bookmark-file-1 marker; Feed when the root element
+// is <rss>, <rdf:RDF> or <feed>; Netscape again when the text has <dt, <a
+// and href (any case); HTML when it has <a and href; URLList when every
+// content line is one word; else Text.
 //
 // The feed root is checked before the loose <dt/<a/href test so that a feed
 // whose descriptions carry HTML lists is still read as a feed.
 func detect(data []byte) string {
 	data = bytes.TrimPrefix(data, utf8BOM)
+	first := firstContentLine(data)
+	_, csvURL := csvHeader(first)
 	switch {
-	case bytes.HasPrefix(firstContentLine(data), []byte("{")):
+	case bytes.HasPrefix(first, []byte("{")):
 		return JSONL
+	case bytes.HasPrefix(first, []byte("[")):
+		return JSON
+	case csvURL:
+		return CSV
 	case bytes.Contains(data, []byte("NETSCAPE-Bookmark-file-1")):
 		return Netscape
 	case isFeed(data):
 		return Feed
 	case looksLikeBookmarks(data):
 		return Netscape
+	case hasAnchor(data):
+		return HTML
+	case isURLList(data):
+		return URLList
 	}
-	return URLList
+	return Text
 }
 
 // firstContentLine returns the first trimmed line that is not blank or a

@@ -18,11 +18,13 @@ func FuzzParse(f *testing.F) {
 		"", "\uFEFF", "\x00\xff\xfe", "{", "{\"url\":", "<rss", "<feed><entry>", "<!DOCTYPE x>",
 		"<dt><a href=", "<a href=\"http://a/\" add_date=\"-1e400\">", "{\"url\":\"http://a/\",\"timestamp\":1e308}",
 		"http://a/\r\n\r\n#\n http:// ",
+		"[", "[{\"href\":\"http://a/\"},1]", "url,title\n\"http://a/", "see (http://a/b_(c))., HTTPS://A/,http://b/ &amp;",
+		"<li><a href=\"/rel\">x</a><a href=\"mailto:x\">", "http://web.archive.org/web/1/http://a/&quot;",
 	} {
 		f.Add([]byte(s), input.Auto)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, format string) {
-		for _, format := range []string{format, input.Auto, input.URLList, input.Netscape, input.Feed, input.JSONL} {
+		for _, format := range append([]string{format}, input.Formats()...) {
 			items, invalid, _, _ := input.Parse(data, format)
 			for _, it := range items {
 				if u, err := input.Validate(it.URL); err != nil || u != it.URL {

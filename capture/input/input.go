@@ -1,5 +1,8 @@
 // Package input reads the lists of URLs that `folio add` accepts: plain URL
-// lists, Netscape bookmark exports, RSS and Atom feeds, and JSON Lines.
+// lists, free text with URLs in it, Netscape bookmark exports and other
+// HTML pages of links (Pocket's export), RSS and Atom feeds, JSON Lines,
+// JSON arrays (Pinboard's export) and CSV with a url column (Pocket's
+// newer export).
 //
 // Parse is pure: it takes bytes, returns items in input order and reports
 // what it skipped, so the caller decides how to tell the user.
@@ -20,11 +23,15 @@ const (
 	Netscape = "netscape_html" // Netscape bookmark file (browser exports)
 	Feed     = "rss"           // RSS 1.0, RSS 2.0 and Atom
 	JSONL    = "jsonl"         // one JSON object a line
+	JSON     = "json"          // a JSON array of objects (Pinboard's export)
+	CSV      = "csv"           // CSV with a header naming a url column (Pocket's export)
+	HTML     = "html"          // any HTML page: its <a href> links (Pocket's HTML export)
+	Text     = "txt"           // free text: every http(s) URL in it
 )
 
 // Formats returns the format names Parse accepts, Auto first.
 func Formats() []string {
-	return []string{Auto, URLList, Netscape, Feed, JSONL}
+	return []string{Auto, URLList, Netscape, Feed, JSONL, JSON, CSV, HTML, Text}
 }
 
 // Item is one URL to archive with what the input said about it.
@@ -68,7 +75,22 @@ func Parse(data []byte, format string) (items []Item, invalid []Invalid, used st
 		if !hasAnchor(data) {
 			return nil, nil, used, fmt.Errorf("not a Netscape bookmark file")
 		}
-		p.netscape(data)
+		p.anchors(data, false)
+	case HTML:
+		if !hasAnchor(data) {
+			return nil, nil, used, fmt.Errorf("not an HTML file with links")
+		}
+		p.anchors(data, true)
+	case Text:
+		p.text(data)
+	case JSON:
+		if err := p.jsonArray(data); err != nil {
+			return nil, nil, used, err
+		}
+	case CSV:
+		if err := p.csvRows(data); err != nil {
+			return nil, nil, used, err
+		}
 	case Feed:
 		if err := p.feed(data); err != nil {
 			return nil, nil, used, err

@@ -116,7 +116,13 @@ func TestParseDetect(t *testing.T) {
 		{"rdf", "<?xml version=\"1.0\"?><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"></rdf:RDF>", input.Feed},
 		{"atom", "<feed xmlns=\"http://www.w3.org/2005/Atom\"/>", input.Feed},
 		{"rss-like name", "<rssfoo/>", input.URLList},
-		{"html page", "<html><a href=\"http://a.example/\">a</a></html>", input.URLList},
+		{"html page", "<html><a href=\"http://a.example/\">a</a></html>", input.HTML},
+		{"pocket html", "<!DOCTYPE html>\n<ul>\n<li><a href=\"http://a.example/\" time_added=\"1\">a</a></li>\n</ul>", input.HTML},
+		{"pinboard json", "[{\"href\":\"http://a.example/\"}]", input.JSON},
+		{"pocket csv", "title,url,time_added,tags,status\n", input.CSV},
+		{"csv without url column", "a,b\nc,d\n", input.URLList},
+		{"free text", "read http://a.example/ later\n", input.Text},
+		{"list with a bad word", "http://a.example/\nexample.org\n", input.URLList},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +138,11 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, data, format, want string
 	}{
-		{"unknown format", "http://a.example/", "csv", `unknown input format "csv"`},
+		{"unknown format", "http://a.example/", "xml", `unknown input format "xml"`},
+		{"json on url list", string(fixture(t, "urls.txt")), input.JSON, "not a JSON array of objects"},
+		{"truncated json", "[{\"url\":\"http://a.example/\"},", input.Auto, "not a JSON array of objects: "},
+		{"csv on url list", string(fixture(t, "urls.txt")), input.CSV, "not a CSV file with a header row naming a url column"},
+		{"html on url list", string(fixture(t, "urls.txt")), input.HTML, "not an HTML file with links"},
 		{"rss on url list", string(fixture(t, "urls.txt")), input.Feed, "not an RSS or Atom feed"},
 		{"rss on bookmarks", string(fixture(t, "bookmarks.html")), input.Feed, "not an RSS or Atom feed"},
 		{"netscape on url list", string(fixture(t, "urls.txt")), input.Netscape, "not a Netscape bookmark file"},
@@ -427,7 +437,7 @@ func errText(err error) string {
 }
 
 func TestFormats(t *testing.T) {
-	want := []string{"auto", "url_list", "netscape_html", "rss", "jsonl"}
+	want := []string{"auto", "url_list", "netscape_html", "rss", "jsonl", "json", "csv", "html", "txt"}
 	if got := input.Formats(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Formats() = %q, want %q", got, want)
 	}

@@ -22,30 +22,36 @@ func (p *parser) jsonl(data []byte) {
 		if isComment(line) {
 			return
 		}
-		var obj map[string]any
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
-			p.skip(n, string(line), "not a JSON object")
-			return
-		}
-		if typ, ok := obj["type"]; ok && typ != "Snapshot" {
-			p.skip(n, string(line), fmt.Sprintf("record of type %v", typ))
-			return
-		}
-		url, ok := firstString(obj, jsonURLKeys)
-		if !ok {
-			p.skip(n, string(line), "no url field")
-			return
-		}
-		title, _ := firstString(obj, jsonTitleKeys)
-		p.add(Item{
-			URL:          url,
-			Title:        title,
-			Tags:         jsonTags(obj["tags"]),
-			BookmarkedAt: jsonDate(obj),
-			Line:         n,
-		})
+		p.jsonRecord(n, line)
+	})
+}
+
+// jsonRecord reads one JSON object (a line of JSON Lines, an element of
+// a JSON array) that starts on line n.
+func (p *parser) jsonRecord(n int, line []byte) {
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
+		p.skip(n, string(line), "not a JSON object")
+		return
+	}
+	if typ, ok := obj["type"]; ok && typ != "Snapshot" {
+		p.skip(n, string(line), fmt.Sprintf("record of type %v", typ))
+		return
+	}
+	url, ok := firstString(obj, jsonURLKeys)
+	if !ok {
+		p.skip(n, string(line), "no url field")
+		return
+	}
+	title, _ := firstString(obj, jsonTitleKeys)
+	p.add(Item{
+		URL:          url,
+		Title:        title,
+		Tags:         jsonTags(obj["tags"]),
+		BookmarkedAt: jsonDate(obj),
+		Line:         n,
 	})
 }
 

@@ -7,11 +7,15 @@ import (
 	"golang.org/x/net/html"
 )
 
-// netscape reads every <a href> of a Netscape bookmark file, with its
-// ADD_DATE, TAGS and anchor text. The HTML tokenizer tolerates any markup
-// around the anchors; an anchor left open ends at the next <a>, <dt>, <dd>,
-// <dl>, <li> or <h3>.
-func (p *parser) netscape(data []byte) {
+// anchors reads every <a href> of an HTML file, with its ADD_DATE (or
+// Pocket's TIME_ADDED), TAGS and anchor text: Netscape bookmark files,
+// Pocket's HTML export, any page of links. The HTML tokenizer tolerates
+// any markup around the anchors; an anchor left open ends at the next <a>,
+// <dt>, <dd>, <dl>, <li> or <h3>. A bookmark file's every href is an item
+// (a bad one is reported); a generic page's links that are not absolute
+// http(s) or file URLs (in-page anchors, relative links, mailto:) are not
+// items.
+func (p *parser) anchors(data []byte, generic bool) {
 	z := html.NewTokenizer(bytes.NewReader(data))
 	var (
 		line  = 1
@@ -48,7 +52,7 @@ func (p *parser) netscape(data []byte) {
 				continue
 			}
 			it, ok := anchor(z)
-			if !ok {
+			if !ok || (generic && !absolute(it.URL)) {
 				continue
 			}
 			it.Line = start
@@ -99,4 +103,16 @@ func anchor(z *html.Tokenizer) (it Item, ok bool) {
 	}
 	it.BookmarkedAt = epochString(date)
 	return it, ok
+}
+
+// absolute reports whether href starts with http://, https:// or file:.
+func absolute(href string) bool {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(href), ":")
+	switch strings.ToLower(scheme) {
+	case "http", "https":
+		return ok && strings.HasPrefix(strings.TrimSpace(href)[len(scheme)+1:], "//")
+	case "file":
+		return ok
+	}
+	return false
 }

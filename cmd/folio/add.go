@@ -30,7 +30,7 @@ func newAddCmd(e *env) *cobra.Command {
 		url     string
 	)
 	cmd := &cobra.Command{
-		Use:   "add [URL... | -]",
+		Use:   "add [URL... | FILE... | -]",
 		Short: "Archive web pages: create snapshots and capture them with headless Chromium",
 		Long: `Archive web pages. Each URL gets a new snapshot folder in the current layout
 (archive/users/<user>/snapshots/<date>/<domain>/<id>/) whose index.jsonl is
@@ -38,9 +38,17 @@ written first (status queued); the capture plugins then run in ArchiveBox's
 order, each writing under <snapshot>/<plugin>/ and recording an ArchiveResult
 as it finishes; the snapshot is sealed at the end and the catalog updated.
 
-Input: URLs as arguments, '-' for stdin, --from FILE (repeatable). Plain URL
-lists, Netscape bookmark exports, RSS/Atom feeds and JSONL records with a url
-field are recognised (--parser forces one). URLs are http(s), or file:// for
+Input: URLs as arguments; a FILE argument (a path that exists) or --from FILE
+(repeatable) is read as a list; stdin is read when it is piped or redirected
+(echo URL | folio add, folio add < urls.txt) or with '-'. The format of a
+list is detected (--parser forces one): one URL a line (url_list), free text
+with URLs in it (txt: every http(s) URL found), Netscape bookmark exports
+(netscape_html), any HTML page of links and Pocket's HTML export (html: its
+absolute <a href> links, with Pocket's time_added and tags), RSS/Atom feeds
+(rss), JSON Lines records with a url field (jsonl), a JSON array of such
+objects such as Pinboard's export (json: href, description, time, tags),
+and CSV with a header row naming a url column such as Pocket's and
+Instapaper's exports (csv). URLs are http(s), or file:// for
 a page on this machine (its snapshot goes under the domain folder localhost,
 as in ArchiveBox; links a page holds are followed by --depth 1 only to http(s)
 pages, never to local files). Invalid items are reported and
@@ -109,8 +117,10 @@ may have), except --update and --depth 1, which capture here and so fail as
 locked (exit 11); with no worker running it captures, and workers that start
 meanwhile wait for it to finish.`,
 		Example: `  folio add https://example.com/
-  folio add --from bookmarks.html --tag imported
-  cat urls.txt | folio add - --parallel 4
+  folio add bookmarks.html --tag imported
+  echo https://example.com/ | folio add
+  folio add --parallel 4 < notes.txt
+  folio add --from pocket.csv --from pinboard.json
   folio add --depth 1 https://example.com/links.html
   folio add --plugins title,screenshot,hashes https://example.com/`,
 		Args: cobra.ArbitraryArgs,
@@ -144,12 +154,12 @@ meanwhile wait for it to finish.`,
 				opts.Plugins = splitList(only)
 			}
 			opts.Tags = archive.NormalizeTags(splitTags(tags))
-			sources, err := addSources(e.stdin, args, from)
+			sources, err := addSources(e.stdin, args, from, opts.Resume)
 			if err != nil {
 				return err
 			}
 			if len(sources) == 0 && !opts.Resume {
-				return usagef("no URLs given: pass them as arguments, '-' for stdin, or --from FILE")
+				return usagef("no URLs given: pass them as arguments, a file of them, or pipe them in (echo URL | folio add)")
 			}
 			opts.Sources = sources
 			opts.CrawlLabel = crawlLabel(time.Now())
@@ -236,17 +246,24 @@ func validParser(name string) bool {
 }
 
 // addSources gathers the input: the URL arguments as one source, '-' and
-// --from - as stdin, every other --from as a file.
-func addSources(stdin io.Reader, args, from []string) ([]capture.Source, error) {
+// --from - as stdin, every other --from as a file, and so is an argument
+// that names an existing file (as ArchiveBox reads it). With no argument
+// and no --from, stdin is read when it is a pipe or a file, not a
+// terminal (nor /dev/null); --resume needs no input, so then only '-'
+// reads it.
+func addSources(stdin io.Reader, args, from []string, resume bool) ([]capture.Source, error) {
 	var out []capture.Source
 	var urls []string
-	readStdin := false
+	readStdin := len(args) == 0 && len(from) == 0 && !resume && piped(stdin)
 	for _, a := range args {
-		if a == "-" {
+		switch {
+		case a == "-":
 			readStdin = true
-			continue
+		case isFile(a):
+			from = append(from, a)
+		default:
+			urls = append(urls, a)
 		}
-		urls = append(urls, a)
 	}
 	if len(urls) > 0 {
 		out = append(out, capture.Source{Name: "arguments", Data: []byte(strings.Join(urls, "\n") + "\n"), Format: input.URLList})
@@ -270,6 +287,27 @@ func addSources(stdin io.Reader, args, from []string) ([]capture.Source, error) 
 		out = append(out, capture.Source{Name: "stdin", Data: data})
 	}
 	return out, nil
+}
+
+// piped reports whether r is a pipe, socket or file to read URLs from:
+// not a terminal or a device such as /dev/null.
+func piped(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r != nil
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice == 0
+}
+
+// isFile reports whether an add argument names an existing file rather
+// than a URL.
+func isFile(arg string) bool {
+	if strings.Contains(arg, "://") {
+		return false
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func splitList(s string) []string {

@@ -248,7 +248,7 @@ func TestAddBadInput(t *testing.T) {
 	if _, stderr, code := runFolio(t, "add", "-D", dir); code != 2 || !strings.Contains(stderr, "no URLs given") {
 		t.Errorf("no input: exit %d %s", code, stderr)
 	}
-	for _, args := range [][]string{{"--depth", "2", "http://127.0.0.1:9/"}, {"--parser", "csv", "http://127.0.0.1:9/"},
+	for _, args := range [][]string{{"--depth", "2", "http://127.0.0.1:9/"}, {"--parser", "xml", "http://127.0.0.1:9/"},
 		{"--plugins", "nosuch", "http://127.0.0.1:9/"}, {"--parallel", "0", "http://127.0.0.1:9/"}} {
 		_, stderr, code := runFolio(t, append([]string{"add", "-D", dir}, args...)...)
 		if code == 0 || len(snapshots(t, dir)) != 0 {

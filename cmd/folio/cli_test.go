@@ -145,6 +145,7 @@ func TestCommandsOutsideACollection(t *testing.T) {
 }
 
 func TestVersionCommand(t *testing.T) {
+	t.Parallel() // its own build of folio takes long on a busy machine: let other tests run meanwhile
 	out, _, code := runFolio(t, "version", "-D", "/somewhere")
 	if code != 0 {
 		t.Fatalf("version exited %d", code)
@@ -216,6 +217,7 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+	checkDemoArchive(t, dir)
 	csv, _, code := runFolio(t, "list", "-D", dir, "--csv", "bookmarked_at,title,url")
 	if code != 0 || !strings.HasPrefix(csv, "bookmarked_at,title,url\r\n") {
 		t.Errorf("the demo's table command: exit %d\n%s", code, csv)

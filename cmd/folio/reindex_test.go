@@ -167,7 +167,7 @@ func TestReindexConcurrentProcesses(t *testing.T) {
 // TestReindexInterrupted sends SIGINT to a running reindex: it exits 130
 // and leaves a catalog that the next reindex completes.
 func TestReindexInterrupted(t *testing.T) {
-	dir, m := catCollection(t, 6000)
+	dir, m := catCollection(t, 3000) // two batches of reindex's 2000: the interrupt lands after the first commits
 	cmd := exec.Command(folioBin(t), "--data-dir", dir, "reindex")
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
