@@ -69,7 +69,7 @@ environment.`,
   QUEUE_URL=postgres://folio@db/folio folio worker   # on each machine`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if concurrency < 1 {
-				return usagef("--concurrency must be at least 1")
+				return usagef("--parallel must be at least 1")
 			}
 			if lease < time.Second {
 				return usagef("--lease %s: want at least 1s", lease)
@@ -146,7 +146,7 @@ environment.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "queue", "", "the shared queue, postgres://… (default $QUEUE_URL, else QUEUE_URL of ArchiveBox.conf, else .folio/queue.sqlite3)")
-	f.IntVarP(&concurrency, "concurrency", "j", 2, "snapshots captured at once (one browser tab each)")
+	f.IntVarP(&concurrency, "parallel", "j", 2, "snapshots captured at once (one browser tab each)")
 	f.StringVarP(&only, "plugins", "p", "", "run only these plugins (comma-separated names)")
 	f.IntVar(&timeout, "timeout", 0, "TIMEOUT in seconds for plugins without their own <PLUGIN>_TIMEOUT")
 	f.DurationVar(&lease, "lease", 30*time.Minute, "longest capture of one snapshot; a dead worker's job goes to another worker after it")
