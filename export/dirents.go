@@ -65,8 +65,16 @@ func readDir(path string) ([]fs.DirEntry, error) {
 }
 
 // direntType is the type bits of an entry; a filesystem that does not
-// say (DT_UNKNOWN) is asked with an lstat, as os.File.ReadDir does.
+// say (DT_UNKNOWN) is asked with an lstat, as os.File.ReadDir does (a
+// DT_ value is the S_IF bits of a stat mode shifted down by 12).
 func direntType(dirfd int, name string, typ byte) (fs.FileMode, error) {
+	if typ == unix.DT_UNKNOWN {
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return 0, err
+		}
+		typ = byte(st.Mode & unix.S_IFMT >> 12)
+	}
 	switch typ {
 	case unix.DT_REG:
 		return 0, nil
@@ -83,31 +91,7 @@ func direntType(dirfd int, name string, typ byte) (fs.FileMode, error) {
 	case unix.DT_BLK:
 		return fs.ModeDevice, nil
 	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return 0, err
-	}
-	return statMode(st.Mode) & fs.ModeType, nil
-}
-
-// statMode turns a stat mode into an fs.FileMode.
-func statMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	}
-	return mode
+	return fs.ModeIrregular, nil
 }
 
 // dirent is one entry of readDir.
