@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 )
 
@@ -43,4 +44,17 @@ func startProfiles(stderr io.Writer) func() {
 			fmt.Fprintf(stderr, "folio: FOLIO_MEMPROFILE %s: %v\n", mem, err)
 		}
 	}
+}
+
+// softMemoryLimit sets the Go heap's soft limit to limit bytes, unless
+// GOMEMLIMIT says otherwise, and returns what puts the old one back. A
+// command that walks the whole collection (export, verify) keeps its
+// garbage collector lazy for speed (a large GOGC) but must not grow with
+// the collection: near the limit the collector works harder instead.
+func softMemoryLimit(limit int64) func() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(old) }
 }

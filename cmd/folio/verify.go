@@ -122,6 +122,7 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 	// Checking a folder allocates little that lives, but often: collect
 	// less often than the default (the live heap is small).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer softMemoryLimit(verifyMemory)()
 	enc := json.NewEncoder(e.stdout)
 	opts.Found = func(pr verify.Problem) {
 		p.done() // a progress line drawn on the same terminal
@@ -178,6 +179,10 @@ func notInCatalog(n int) string {
 	}
 	return fmt.Sprintf("%d snapshot folders on disk are not in the catalog (run 'folio reindex')", n)
 }
+
+// verifyMemory is verify's soft heap limit (PRODUCT.md: RSS ≤ 150 MB at
+// any size).
+const verifyMemory = 100 << 20
 
 // errFound ends a stream that found what it looked for.
 var errFound = errors.New("found")
