@@ -91,7 +91,7 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 		// The temp file's name would only puzzle the user: name its folder.
 		return fmt.Errorf("write %s: %w", path, &os.PathError{Op: "create a file in", Path: filepath.Clean(dir), Err: err})
 	}
-	f := os.NewFile(uintptr(fd), tmp)
+	f := &fdFile{fd: fd, name: tmp}
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -108,12 +108,12 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 			return err
 		}
 	}
-	var st os.FileInfo
-	if st, err = f.Stat(); err != nil {
-		return err
+	var st unix.Stat_t
+	if err = unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: tmp, Err: err}
 	}
-	if st.Size() != cw.n {
-		return fmt.Errorf("wrote %d bytes but the file holds %d", cw.n, st.Size())
+	if st.Size != cw.n {
+		return fmt.Errorf("wrote %d bytes but the file holds %d", cw.n, st.Size)
 	}
 	if durable {
 		if err = f.Sync(); err != nil {
@@ -130,6 +130,68 @@ func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error, dur
 		return nil
 	}
 	return SyncDir(dir)
+}
+
+// fdFile is a temp file of an atomic write, written with raw write(2)
+// calls: an *os.File costs an fcntl when it is made (os.NewFile asks
+// whether the descriptor is non-blocking), once per page of an export.
+// It becomes one only for ReadFrom, whose copy from another file happens
+// in the kernel.
+type fdFile struct {
+	fd   int
+	name string
+	f    *os.File // once ReadFrom made one; it owns fd
+}
+
+func (w *fdFile) Write(p []byte) (int, error) {
+	if w.f != nil {
+		return w.f.Write(p)
+	}
+	n := 0
+	for n < len(p) {
+		k, err := unix.Write(w.fd, p[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &os.PathError{Op: "write", Path: w.name, Err: err}
+		}
+		n += k
+	}
+	return n, nil
+}
+
+func (w *fdFile) ReadFrom(r io.Reader) (int64, error) {
+	if w.f == nil {
+		w.f = os.NewFile(uintptr(w.fd), w.name)
+	}
+	return w.f.ReadFrom(r)
+}
+
+func (w *fdFile) Sync() error {
+	if w.f != nil {
+		return w.f.Sync()
+	}
+	if err := unix.Fsync(w.fd); err != nil {
+		return &os.PathError{Op: "sync", Path: w.name, Err: err}
+	}
+	return nil
+}
+
+// Close closes the file; a second call does nothing.
+func (w *fdFile) Close() error {
+	if w.fd < 0 {
+		return nil
+	}
+	fd := w.fd
+	w.fd = -1
+	if w.f != nil {
+		return w.f.Close()
+	}
+	if err := unix.Close(fd); err != nil {
+		return &os.PathError{Op: "close", Path: w.name, Err: err}
+	}
+	return nil
 }
 
 // Batch writes many regenerable files (export pages, search shards) so

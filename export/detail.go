@@ -47,8 +47,10 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 // --out.
 func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output) (snapState, error) {
 	ss := s.snapStateOf(it)
-	if err := s.touched.Note(it.Dir); err != nil {
-		return ss, err
+	if !it.noted {
+		if err := s.touched.Note(it.Dir); err != nil {
+			return ss, err
+		}
 	}
 	if !s.inPlace {
 		n, b, err := s.copySnapshot(it.Dir)

@@ -384,6 +384,7 @@ type item struct {
 	archived    bool   // the manifest's is_archived
 	sort        int64  // catalog.SortTime
 	page        int    // the root page that lists it, set by page
+	noted       bool   // its folder is in the touch log already, set by page
 }
 
 func itemOf(e catalog.Entry) item {

@@ -140,18 +140,6 @@ func (f *files) list() []fs.DirEntry {
 	return f.entries
 }
 
-// readDir lists a folder, never through a symlink, without the network
-// poller registration os.Open attempts for every file.
-func readDir(path string) ([]fs.DirEntry, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	d := os.NewFile(uintptr(fd), path)
-	defer d.Close()
-	return d.ReadDir(-1)
-}
-
 // readFile is os.ReadFile with raw system calls, without the poller
 // registration os.Open attempts, for a regular file only: a symlink, a
 // fifo or a file of more than limit bytes (limit < 0: any size) is not
@@ -180,12 +168,49 @@ func (f *files) get(rel string) *Ref {
 	}
 	var out *Ref
 	if f.abs != "" && !f.absent(rel) {
-		if r, err := resolveIn(f.abs, f.dir, rel, ""); err == nil {
+		if r, ok := f.inFolder(rel); ok {
+			out = r
+		} else if r, err := resolveIn(f.abs, f.dir, rel, ""); err == nil {
 			out = &r
 		}
 	}
 	f.seen[rel] = out
 	return out
+}
+
+// inFolder resolves a path inside a top-level folder ("plugin/name",
+// "wget/host/index.html") that the folder's listing shows is a real
+// folder, with one lstat per component below it instead of resolveIn's
+// walk of them all. It is not ok, and resolveIn decides, for any other
+// path and when a component is not a real folder or the file not a
+// regular one (a symlink, which may stay inside the snapshot folder).
+func (f *files) inFolder(rel string) (*Ref, bool) {
+	top, rest, ok := strings.Cut(rel, "/")
+	if !ok || strings.Contains(rel, "?") || !layout.Component(top) || !f.realDir(top) {
+		return nil, false
+	}
+	disk := f.abs + string(filepath.Separator) + top
+	for {
+		name, more, deeper := strings.Cut(rest, "/")
+		if !layout.Component(name) {
+			return nil, false
+		}
+		disk += string(filepath.Separator) + name
+		var st unix.Stat_t
+		switch err := unix.Lstat(disk, &st); {
+		case err == unix.ENOENT:
+			return nil, true
+		case err != nil:
+			return nil, false
+		case deeper && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			rest = more
+			continue
+		case deeper || st.Mode&unix.S_IFMT != unix.S_IFREG:
+			return nil, false
+		}
+		full := path.Clean(f.dir + "/" + rel)
+		return &Ref{Disk: filepath.Join(f.abs, rel), Rel: full, Href: relHref("", full), Size: st.Size}, true
+	}
 }
 
 // absent reports whether the folder's listing shows that rel does not
@@ -209,41 +234,78 @@ func (f *files) absent(rel string) bool {
 }
 
 // files returns the files of the snapshot folder dir, as newFiles does,
-// but checking the folder two levels up (a date folder, which holds many
-// snapshots) for symlinks once per export, then the two below it with an
-// lstat each.
+// but checking the folders above it for symlinks once per export (each
+// folder down to the date folder, which holds many snapshots, is looked
+// at once), then the one below with an lstat; the snapshot folder itself
+// is opened without following a link and listed, which checks it too.
 func (s *site) files(dir string) *files {
 	parent := path.Dir(dir)
 	grand := path.Dir(parent)
 	if grand == "." || !layout.Component(path.Base(dir)) || !layout.Component(path.Base(parent)) {
 		return newFiles(s.src, dir)
 	}
-	v, ok := s.parents.Load(grand)
-	if !ok {
-		abs, err := layout.JoinNoSymlinks(s.src, grand)
-		if err != nil {
-			abs = ""
-		}
-		v, _ = s.parents.LoadOrStore(grand, abs)
-	}
 	f := &files{root: s.src, dir: dir, seen: map[string]*Ref{}}
-	if v.(string) == "" {
+	abs := s.checkedDir(grand)
+	if abs == "" {
 		return f
 	}
-	abs := v.(string)
-	for _, name := range []string{path.Base(parent), path.Base(dir)} {
-		abs += string(filepath.Separator) + name
-		fi, err := os.Lstat(abs)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			f.abs = filepath.Join(s.src, filepath.FromSlash(dir))
-			return f
-		case err != nil || !fi.IsDir(): // a symlink, or something odd: the full check
-			return newFiles(s.src, dir)
+	abs += string(filepath.Separator) + path.Base(parent)
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.abs = filepath.Join(s.src, filepath.FromSlash(dir))
+		return f
+	case err != nil || !fi.IsDir(): // a symlink, or something odd: the full check
+		return newFiles(s.src, dir)
+	}
+	abs += string(filepath.Separator) + path.Base(dir)
+	entries, err := readDir(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.abs = filepath.Join(s.src, filepath.FromSlash(dir))
+		return f
+	case err != nil: // a symlink (ELOOP), not a folder, or something odd: the full check
+		return newFiles(s.src, dir)
+	}
+	f.abs, f.entries, f.listed = abs, entries, true
+	return f
+}
+
+// checkedDir returns the absolute path of the folder rel (slash, relative
+// to the collection) as layout.JoinNoSymlinks gives it, "" when that
+// refuses it, remembering the answer for rel and each folder above it:
+// one lstat per folder per export.
+func (s *site) checkedDir(rel string) string {
+	if v, ok := s.parents.Load(rel); ok {
+		return v.(string)
+	}
+	above := s.src
+	if up := path.Dir(rel); up != "." {
+		above = s.checkedDir(up)
+	}
+	var abs string // "": a folder above is refused, and so is rel
+	switch base := path.Base(rel); {
+	case above == "":
+	case !layout.Component(base):
+		abs = s.joinChecked(rel)
+	default:
+		fi, err := os.Lstat(above + string(filepath.Separator) + base)
+		if err == nil && fi.IsDir() || errors.Is(err, fs.ErrNotExist) {
+			abs = above + string(filepath.Separator) + base
+		} else { // a symlink, which may stay inside the collection
+			abs = s.joinChecked(rel)
 		}
 	}
-	f.abs = abs
-	return f
+	v, _ := s.parents.LoadOrStore(rel, abs)
+	return v.(string)
+}
+
+func (s *site) joinChecked(rel string) string {
+	abs, err := layout.JoinNoSymlinks(s.src, rel)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // resultFile returns the file that stands for r: the path its output_str

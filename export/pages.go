@@ -83,19 +83,36 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 		s.rootWritten.Add(1)
 		return nil
 	}
+	dirty := make([]bool, len(items))
+	var noted []string
 	for i := range items {
 		it := &items[i]
 		it.page = n
-		h := hashString(it.Dir)
-		dirty := true
+		dirty[i] = true
 		if s.prev != nil {
+			h := hashString(it.Dir)
 			old, ok := s.prev.Snaps[h]
-			dirty = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
-			if !dirty {
+			dirty[i] = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
+			if !dirty[i] {
 				old.Page = uint32(n)
 				s.setSnap(h, old)
 			}
 		}
+		if dirty[i] {
+			noted = append(noted, it.Dir)
+			it.noted = true
+		}
+	}
+	// The folders whose pages are written are noted in one write, before
+	// any is written in.
+	if err := s.touched.Note(noted...); err != nil {
+		g.Go(func() error { return err })
+		return
+	}
+	for i := range items {
+		it := &items[i]
+		h := hashString(it.Dir)
+		dirty := dirty[i]
 		if !dirty && !pageDirty {
 			s.kept.Add(1)
 			pending.Add(-1) // never the last: the final finish below is still to come

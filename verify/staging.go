@@ -2,28 +2,11 @@ package verify
 
 import (
 	"path"
-	"sort"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
-	"github.com/folio-archive/folio/archive/catalog"
 )
-
-// parentFolders lists the folders that hold the entries' folders, each
-// once, sorted.
-func parentFolders(entries []catalog.Entry) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range entries {
-		if p := path.Dir(e.Dir); !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // SiteFolders are the folders of the collection that hold files written
 // atomically, and so maybe temp files of writes a kill cut short, though

@@ -9,7 +9,9 @@ package verify
 
 import (
 	"context"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -96,6 +98,20 @@ func (r *Report) Count(k Kind) int {
 // check itself could not go on (ctx cancelled); problems with the data are
 // in the report.
 func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, opts Options) (Report, error) {
+	return RunEach(ctx, c, len(entries), func(fn func(catalog.Entry) error) error {
+		for _, e := range entries {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, opts)
+}
+
+// RunEach is Run for entries streamed by each (as catalog.Each streams
+// them), total of them, so that what verify holds does not grow with the
+// collection: a folder is checked while the next ones are read.
+func RunEach(ctx context.Context, c *archive.Collection, total int, each func(fn func(catalog.Entry) error) error, opts Options) (Report, error) {
 	start := time.Now()
 	if opts.Workers <= 0 {
 		opts.Workers = 2
@@ -126,7 +142,7 @@ func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, op
 		rep.Problems = append(rep.Problems, r.problems...)
 		done++
 		if opts.Progress != nil {
-			opts.Progress(done, int64(len(entries)))
+			opts.Progress(done, int64(total))
 		}
 	}
 	found := func(p Problem) {
@@ -137,26 +153,27 @@ func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, op
 		}
 	}
 
-	// The workers check the snapshot folders, then the folders that hold
-	// them, for what interrupted copies left beside the snapshots.
-	parents := parentFolders(entries)
-	if opts.Site {
-		parents = append(parents, SiteFolders...)
+	// The workers check the snapshot folders as they are streamed, then
+	// the folders that hold them, for what interrupted copies left beside
+	// the snapshots.
+	type job struct {
+		e      catalog.Entry
+		parent string // "": check e
 	}
-	jobs := make(chan int) // < len(entries): that entry; else a parent
+	jobs := make(chan job, opts.Workers)
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sc := newScratch()
-			for i := range jobs {
-				if i < len(entries) {
-					ch := &checker{c: c, e: entries[i], opts: &opts, found: found, scratch: sc}
+			for j := range jobs {
+				if j.parent == "" {
+					ch := &checker{c: c, e: j.e, opts: &opts, found: found, scratch: sc}
 					add(ch.run(ctx))
 					continue
 				}
-				left := sc.leftBeside(c, parents[i-len(entries)])
+				left := sc.leftBeside(c, j.parent)
 				mu.Lock()
 				rep.Problems = append(rep.Problems, left...)
 				mu.Unlock()
@@ -166,14 +183,29 @@ func Run(ctx context.Context, c *archive.Collection, entries []catalog.Entry, op
 			}
 		}()
 	}
-	var err error
-feed:
-	for i := range len(entries) + len(parents) {
+	send := func(j job) error {
 		select {
-		case jobs <- i:
+		case jobs <- j:
+			return nil
 		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
+			return ctx.Err()
+		}
+	}
+	parents := map[string]bool{}
+	err := each(func(e catalog.Entry) error {
+		e.Record = nil // the decoded Snapshot is what a check reads
+		parents[path.Dir(e.Dir)] = true
+		return send(job{e: e})
+	})
+	if err == nil {
+		list := slices.Sorted(maps.Keys(parents))
+		if opts.Site {
+			list = append(list, SiteFolders...)
+		}
+		for _, p := range list {
+			if err = send(job{parent: p}); err != nil {
+				break
+			}
 		}
 	}
 	close(jobs)

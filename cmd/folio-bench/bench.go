@@ -45,6 +45,7 @@ type B struct {
 	Seed  uint64 // generator seed (-seed)
 	Runs  int    // repetitions of each measurement; the median is reported (-runs)
 	Files bool   // generate output files too, not just index.jsonl (-files)
+	Sizes []int  // collection sizes of the growth suite (-sizes)
 	Reuse bool   // Work is kept between runs; reuse collections generated with the same options (-work)
 	Folio string // path of the folio binary under test
 	Work  string // scratch directory of this run

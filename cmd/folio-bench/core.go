@@ -1,13 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/exec"
 
-	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/gen"
 )
 
@@ -44,15 +40,7 @@ func runCore(b *B) error {
 	folio := func(args ...string) func() *exec.Cmd {
 		return func() *exec.Cmd { return b.FolioCmd(c.Dir, args...) }
 	}
-	emptyCatalog := func() error {
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-			p := c.Dir + "/" + archive.CatalogFile + suffix
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("empty the catalog: %w", err)
-			}
-		}
-		return nil
-	}
+	emptyCatalog := func() error { return emptyCatalog(c) }
 
 	base := func(r Row, baseline float64, name string) Row {
 		r.Baseline, r.BaselineName = baseline, name

@@ -37,37 +37,32 @@ func runExport(b *B) error {
 		return err
 	}
 
-	hugoRow := Row{Work: "baseline: hugo, " + n + " pages"}
-	var hugo Measure
+	// The baseline is hugo building as many pages, measured interleaved
+	// with the export (folio, hugo, folio, hugo...).
 	hugoBin, err := exec.LookPath("hugo")
-	if err == nil {
-		site := filepath.Join(b.Work, "hugo-site")
-		if err = writeHugoSite(site, b.N); err == nil {
-			hugo, err = b.Repeat(func() error { return os.RemoveAll(filepath.Join(site, "public")) }, func() *exec.Cmd {
-				return exec.CommandContext(b.Ctx, hugoBin, "--quiet", "--source", site, "--destination", "public")
-			})
-		}
-	} else {
+	if err != nil {
 		err = fmt.Errorf("hugo not found (apt-get install hugo): %w", err)
 	}
-	hugoRow.Err = err
+	site := filepath.Join(b.Work, "hugo-site")
 	if err == nil {
-		hugoRow.Value = hugo.Wall.Seconds()
-		hugoRow.Work += fmt.Sprintf(" (%.0f pages/s)", pages/hugo.Wall.Seconds())
+		err = writeHugoSite(site, b.N)
 	}
-	b.Add(hugoRow)
-
-	m, err := b.Repeat(nil, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export", "--full") })
-	full := Row{Work: "export " + n + ", full", Goal: Goal{Max: 30}, Err: err}
+	var full, hugo Spread
 	if err == nil {
-		full.Value = m.Wall.Seconds()
-		full.Work += fmt.Sprintf(" (%.0f pages/s)", pages/m.Wall.Seconds())
-		if hugoRow.Err == nil {
-			full.Baseline, full.BaselineName = hugo.Wall.Seconds(), "hugo"
-		}
+		full, hugo, err = b.Interleave(
+			Step{Cmd: func() *exec.Cmd { return b.FolioCmd(c.Dir, "export", "--full") }},
+			Step{Setup: func() error { return os.RemoveAll(filepath.Join(site, "public")) }, Cmd: func() *exec.Cmd {
+				return exec.CommandContext(b.Ctx, hugoBin, "--quiet", "--source", site, "--destination", "public")
+			}})
 	}
-	b.Add(full)
-	b.Add(Row{Work: "export " + n + ", full: peak RSS", Unit: Bytes, Goal: Goal{Max: 300e6}, Value: float64(m.MaxRSS), Err: err})
+	fullRow := pairRow("export "+n+", full", Goal{Max: 30, MaxRatio: 1.0 / 3}, full, hugo, "hugo")
+	fullRow.Err = err
+	if err == nil {
+		fullRow.Work += fmt.Sprintf(" (%.0f pages/s, hugo %.0f)", pages/full.Wall.Seconds(), pages/hugo.Wall.Seconds())
+	}
+	b.Add(fullRow)
+	b.Add(Row{Work: "export " + n + ", full: peak RSS", Unit: Bytes, Goal: Goal{Max: 300e6}, Value: float64(full.MaxRSS),
+		Baseline: float64(hugo.MaxRSS), BaselineName: "hugo", Err: err})
 
 	// One snapshot changes between repetitions: its title is edited by
 	// hand, as a user would.
@@ -77,11 +72,12 @@ func runExport(b *B) error {
 		edit++
 		return gen.RetitleIndex(target, "Edited by folio-bench "+strconv.Itoa(edit))
 	}
-	m, err = b.Repeat(setup, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export") })
+	m, err := b.Repeat(setup, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export") })
 	one := Row{Work: "export " + n + ", after one change", Goal: Goal{Max: 1}, Err: err}
 	if err == nil {
 		one.Value = m.Wall.Seconds()
-		if hugoRow.Err == nil {
+		one.Note = "cpu " + format(Seconds, m.CPU.Seconds())
+		if hugo.Wall > 0 {
 			one.Baseline, one.BaselineName = hugo.Wall.Seconds(), "hugo full build"
 		}
 	}

@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		b       = &B{Ctx: ctx, log: stderr, colls: map[string]*Collection{}}
 		names   string
+		sizes   string
 		keep    bool
 		asJSON  bool
 		folio   string
@@ -60,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&b.Runs, "runs", 3, "repetitions of each measurement; the median is reported")
 	fs.BoolVar(&b.Files, "files", false, "generate output files too (slower to generate; default index.jsonl only)")
 	fs.StringVar(&names, "suite", "", "comma-separated suites to run (default all: "+strings.Join(suiteNames(), ",")+")")
+	fs.StringVar(&sizes, "sizes", "", "collection sizes of the growth suite, comma-separated (e.g. 10k,100k,300k; default -n)")
 	fs.BoolVar(&keep, "keep", false, "keep the scratch directory (its path is printed)")
 	fs.BoolVar(&asJSON, "json", false, "print the rows as JSON on stdout instead of the table")
 	fs.StringVar(&folio, "folio", "", "folio binary to measure (default: go build github.com/folio-archive/folio/cmd/folio)")
@@ -85,6 +87,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if b.N < 1 {
 		fmt.Fprintf(stderr, "folio-bench: -n must be at least 1, got %d\n", b.N)
 		return 2
+	}
+	if sizes != "" {
+		var err error
+		if b.Sizes, err = parseSizes(sizes); err != nil {
+			fmt.Fprintf(stderr, "folio-bench: %v\n", err)
+			return 2
+		}
 	}
 	selected, err := selectSuites(names)
 	if err != nil {
@@ -249,6 +258,7 @@ const (
 	Bytes
 	BytesPerSecond
 	Percent
+	Ratio // a plain number: time per snapshot at the largest size over the smallest
 )
 
 // Goal is a PRODUCT.md target for a row; zero fields are unset.
@@ -318,10 +328,10 @@ func (r Row) goalText() string {
 		parts = append(parts, "≥ "+formatGoal(r.Unit, g.Min))
 	}
 	if g.MaxRatio > 0 {
-		parts = append(parts, fmt.Sprintf("≤ %g× baseline", g.MaxRatio))
+		parts = append(parts, fmt.Sprintf("≤ %.3g× baseline", g.MaxRatio))
 	}
 	if g.MinRatio > 0 {
-		parts = append(parts, fmt.Sprintf("≥ %g× baseline", g.MinRatio))
+		parts = append(parts, fmt.Sprintf("≥ %.3g× baseline", g.MinRatio))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -334,6 +344,8 @@ func format(u Unit, v float64) string {
 		return fmt.Sprintf("%.0f MB/s", v/1e6)
 	case Percent:
 		return fmt.Sprintf("%.2f %%", v)
+	case Ratio:
+		return fmt.Sprintf("%.2f×", v)
 	}
 	switch {
 	case v < 0.01:
@@ -399,7 +411,7 @@ func jsonRows(rows []Row) []jsonRow {
 	out := make([]jsonRow, 0, len(rows))
 	for _, r := range rows {
 		j := jsonRow{
-			Suite: r.Suite, Work: r.Work, Unit: [...]string{"s", "bytes", "bytes/s", "%"}[r.Unit], Value: r.Value,
+			Suite: r.Suite, Work: r.Work, Unit: [...]string{"s", "bytes", "bytes/s", "%", "ratio"}[r.Unit], Value: r.Value,
 			Goal: r.goalText(), Baseline: r.Baseline, BaselineName: r.BaselineName, Verdict: r.Verdict(), Note: r.Note,
 		}
 		if ratio := r.Ratio(); !math.IsNaN(ratio) {

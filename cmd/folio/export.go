@@ -139,6 +139,7 @@ is left out with one warning naming it, and folio exits 3.`,
 			}
 			p := e.printer()
 			defer p.done()
+			defer softMemoryLimit(exportMemory)()
 			st, err := export.Run(cmd.Context(), opts, p)
 			if err != nil {
 				return queryUsage(err)
@@ -226,3 +227,8 @@ func exportWACZ(cmd *cobra.Command, e *env, file string, opts export.Options) er
 	fmt.Fprintln(e.stdout, abs)
 	return err
 }
+
+// exportMemory is export's soft heap limit (PRODUCT.md: RSS ≤ 300 MB for
+// a full export of 100k snapshots, SQLite's cache and the page buffers
+// beside the heap).
+const exportMemory = 200 << 20

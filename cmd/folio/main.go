@@ -33,6 +33,7 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer startProfiles(stderr)()
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

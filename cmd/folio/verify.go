@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,25 +90,36 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 		return err
 	}
 	defer cat.Close()
-	entries, err := collect(cmd, cat, q)
+	// The entries are streamed to the check, never held: what verify
+	// holds does not grow with the collection.
+	total, err := cat.Count(ctx, q)
 	if err != nil {
 		return queryUsage(err)
 	}
-	if slices.ContainsFunc(entries, func(en catalog.Entry) bool { return en.Layout == catalog.LayoutLegacy }) {
-		all := entries // every snapshot, when nothing was selected
-		if narrowed {
-			if all, err = collect(cmd, cat, catalog.Query{}); err != nil {
-				return err
-			}
+	legacy, lq := false, q
+	lq.RecordOnly = true
+	err = cat.Each(ctx, lq, func(en catalog.Entry) error {
+		if en.Layout == catalog.LayoutLegacy {
+			legacy = true
+			return errFound
 		}
-		opts.Migrated = migrated(all)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return err
+	}
+	if legacy { // then every snapshot, selected or not, is looked at
+		if opts.Migrated, err = migrated(ctx, cat); err != nil {
+			return err
+		}
 	}
 	if opts.Workers == 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	// Checking a folder allocates little that lives, but often: collect
-	// less often than the default (the live heap is the entries).
+	// less often than the default (the live heap is small).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer softMemoryLimit(verifyMemory)()
 	enc := json.NewEncoder(e.stdout)
 	opts.Found = func(pr verify.Problem) {
 		p.done() // a progress line drawn on the same terminal
@@ -137,10 +149,12 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 			opts.Found(pr)
 		}
 	}
-	if len(entries) == 0 && narrowed {
+	if total == 0 && narrowed {
 		p.Warnf("no snapshot matches the selection; nothing to verify")
 	}
-	rep, err := verify.Run(ctx, coll, entries, opts)
+	rep, err := verify.RunEach(ctx, coll, total, func(fn func(catalog.Entry) error) error {
+		return cat.Each(ctx, q, fn)
+	}, opts)
 	rep.Problems = append(rep.Problems, outside...)
 	p.done()
 	if !e.quiet {
@@ -163,28 +177,24 @@ func notInCatalog(n int) string {
 	return fmt.Sprintf("%d snapshot folders on disk are not in the catalog (run 'folio reindex')", n)
 }
 
-// collect lists the snapshots q selects, their records left out (verify
-// does not need them; a million would be a GiB).
-func collect(cmd *cobra.Command, cat *catalog.Catalog, q catalog.Query) ([]catalog.Entry, error) {
-	var out []catalog.Entry
-	err := cat.Each(cmd.Context(), q, func(en catalog.Entry) error {
-		en.Record = nil
-		out = append(out, en)
-		return nil
-	})
-	return out, err
-}
+// verifyMemory is verify's soft heap limit (PRODUCT.md: RSS ≤ 150 MB at
+// any size).
+const verifyMemory = 100 << 20
+
+// errFound ends a stream that found what it looked for.
+var errFound = errors.New("found")
 
 // migrated maps the current layout's snapshots by URL and timestamp, so
 // that a legacy folder already migrated is told from one still to move.
-func migrated(entries []catalog.Entry) map[string]string {
+func migrated(ctx context.Context, cat *catalog.Catalog) (map[string]string, error) {
 	m := map[string]string{}
-	for _, en := range entries {
+	err := cat.Each(ctx, catalog.Query{}, func(en catalog.Entry) error {
 		if en.Layout == catalog.LayoutCurrent && en.Snapshot.Timestamp != "" {
 			m[en.Snapshot.URL+"\x00"+en.Snapshot.Timestamp] = en.Dir
 		}
-	}
-	return m
+		return nil
+	})
+	return m, err
 }
 
 // writeVerifySummary prints the table that ends a verify.
