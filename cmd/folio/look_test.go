@@ -131,17 +131,8 @@ func lookAt(t *testing.T, ctx context.Context, url string, width int64, dark boo
 	}); err != nil {
 		t.Fatalf("emulate %s scheme: %v", scheme, err)
 	}
-	if err := chromedp.Do(ctx,
-		chromedp.EmulateViewport(width, 900),
-		chromedp.Navigate(url),
-		chromedp.WaitReady(chromedp.CSS("footer")),
-	); err != nil {
-		t.Fatalf("open %s: %v", url, err)
-	}
 	// Let lazy images and the preview frame settle before measuring.
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === "complete"`)); err != nil {
-		t.Fatal(err)
-	}
+	siteOpen(t, ctx, url, width)
 	// Nothing may reach past the viewport, except inside a box that clips
 	// its content (a thumbnail's scaled-down frame).
 	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(function(){
