@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/layout"
 	"github.com/folio-archive/folio/plugins"
 )
 
@@ -58,8 +61,14 @@ func (w *Capturer) Close() { w.close() }
 // the results that worker recorded are replaced, each by an atomic write,
 // as the plugins run again. It returns ErrNotCaptured (wrapped) when the
 // capture stopped before the seal, and the context's error when
-// interrupted; the snapshot is left queued either way.
+// interrupted; the snapshot is left queued either way. A job whose folder
+// is not a snapshot folder of the current layout, or lies below a
+// symlinked folder of archive/users/, is refused (ErrNotSnapshotFolder or
+// layout.ErrLinkedFolder, wrapped) before anything is written.
 func (w *Capturer) Capture(ctx context.Context, p Pending) error {
+	if err := CheckDir(w.r.c, p.Dir); err != nil {
+		return err
+	}
 	s, err := openSnapshot(w.r.c, p.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("open %s: %w", p.Dir, err)
@@ -86,13 +95,36 @@ func (w *Capturer) Capture(ctx context.Context, p Pending) error {
 	return nil
 }
 
+// ErrNotSnapshotFolder means a job names a folder that is not a snapshot
+// folder of the current layout.
+var ErrNotSnapshotFolder = errors.New("not a snapshot folder archive/users/<user>/snapshots/<date>/<domain>/<id>")
+
+// CheckDir refuses dir (relative to the data directory, slash-separated,
+// as a job carries it) unless it is a snapshot folder of the current
+// layout, archive/users/<user>/snapshots/<date>/<domain>/<id>, with no
+// symlink among its folders below archive/users/ (which no reader
+// follows): a worker writes nowhere else.
+func CheckDir(c *archive.Collection, dir string) error {
+	parts := strings.Split(dir, "/")
+	if !filepath.IsLocal(dir) || path.Clean(dir) != dir || len(parts) != 7 ||
+		parts[0]+"/"+parts[1] != archive.UsersDir || parts[3] != "snapshots" || archive.IsTemp(parts[6]) {
+		return fmt.Errorf("job folder %q: %w", dir, ErrNotSnapshotFolder)
+	}
+	if err := layout.RealFolders(c.Dir, dir); err != nil {
+		return fmt.Errorf("job folder %s: %w", dir, err)
+	}
+	return nil
+}
+
 // Unfinished reports whether a snapshot status waits for a capture.
 func Unfinished(status string) bool { return status == "queued" || status == "started" }
 
 // ListUnfinished lists the current-layout snapshots of the tree whose
 // index.jsonl says queued or started, reading every snapshot's index (no
 // catalog: a worker may run on a machine that does not own it). Folders
-// whose index cannot be read are passed to onError and skipped.
+// whose index cannot be read are passed to onError and skipped; folders
+// below a symlinked folder of archive/users/ are skipped, as every reader
+// skips them.
 func ListUnfinished(c *archive.Collection, onError func(error)) ([]Pending, error) {
 	pattern := c.Path(filepath.Join(archive.UsersDir, "*", "snapshots", "*", "*", "*", archive.IndexFile))
 	files, err := filepath.Glob(pattern)
@@ -102,20 +134,24 @@ func ListUnfinished(c *archive.Collection, onError func(error)) ([]Pending, erro
 	var out []Pending
 	for _, f := range files {
 		dir := filepath.Dir(f)
+		rel, err := filepath.Rel(c.Dir, dir)
+		if err != nil {
+			return nil, err
+		}
+		rel = filepath.ToSlash(rel)
+		if archive.IsTemp(filepath.Base(dir)) || CheckDir(c, rel) != nil {
+			continue
+		}
 		ix, _, err := archive.ReadIndex(dir)
 		if err != nil {
 			onError(err)
 			continue
 		}
 		rec, ok := ix.Snapshot()
-		if !ok || !Unfinished(rec.Status) || archive.IsTemp(filepath.Base(dir)) {
+		if !ok || !Unfinished(rec.Status) {
 			continue
 		}
-		rel, err := filepath.Rel(c.Dir, dir)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Pending{ID: rec.ID, Dir: filepath.ToSlash(rel)})
+		out = append(out, Pending{ID: rec.ID, Dir: rel})
 	}
 	return out, nil
 }
