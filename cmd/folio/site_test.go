@@ -288,33 +288,16 @@ func checkFilteredRows(t *testing.T, ctx context.Context, words string) {
 func TestSitePreviews(t *testing.T) {
 	ctx := exportBrowser(t)
 	c := newSiteCollection(t)
+	// Served, the PDF comes with the sandbox CSP of every archived file;
+	// Chromium's viewer shows it all the same.
+	base, _ := exportServe(t, c.dir)
 	for _, width := range []int64{1280, 375} {
 		t.Run(fmt.Sprintf("pdf-%d", width), func(t *testing.T) {
-			siteOpen(t, ctx, c.fileURL(c.pdf+"/index.html"), width)
-			if sb := siteEval[bool](t, ctx, `document.getElementById("preview-frame").hasAttribute("sandbox")`); sb {
-				t.Error("the PDF preview frame is sandboxed: Chromium shows no PDF there")
-			}
-			var frame *cdp.Frame
-			deadline := time.Now().Add(20 * time.Second)
-			for frame == nil || frame.MimeType != "application/pdf" {
-				if time.Now().After(deadline) {
-					t.Fatalf("the preview frame never showed the PDF: %+v", frame)
-				}
-				time.Sleep(200 * time.Millisecond)
-				tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, ch := range tree.FrameTree.ChildFrames {
-					if strings.HasSuffix(ch.Frame.URL, "/pdf/output.pdf") {
-						frame = ch.Frame
-					}
-				}
-				if frame != nil && frame.UnreachableURL != "" {
-					t.Fatalf("the PDF preview was blocked: %s", frame.UnreachableURL)
-				}
-			}
+			sitePDFPreview(t, ctx, c.fileURL(c.pdf+"/index.html"), width)
 			siteShot(t, ctx, width, fmt.Sprintf("detail-pdf-%d", width))
+		})
+		t.Run(fmt.Sprintf("pdf-served-%d", width), func(t *testing.T) {
+			sitePDFPreview(t, ctx, strings.TrimSuffix(base, "/")+"/"+c.pdf+"/index.html", width)
 		})
 		t.Run(fmt.Sprintf("broken-%d", width), func(t *testing.T) {
 			siteOpen(t, ctx, c.fileURL(c.broken+"/index.html"), width)
@@ -408,5 +391,35 @@ func TestSiteSpeaksTheCLIsWords(t *testing.T) {
 	}
 	if robots := string(mustRead(t, filepath.Join(dir, "robots.txt"))); strings.Contains(robots, "Disallow: /") {
 		t.Errorf("EXPORT_ALLOW_CRAWLERS = True in ArchiveBox.conf: robots.txt still keeps crawlers out:\n%s", robots)
+	}
+}
+
+// sitePDFPreview opens a PDF snapshot's page at url and waits until its
+// preview frame shows the PDF in the browser's viewer.
+func sitePDFPreview(t *testing.T, ctx context.Context, url string, width int64) {
+	t.Helper()
+	siteOpen(t, ctx, url, width)
+	if sb := siteEval[bool](t, ctx, `document.getElementById("preview-frame").hasAttribute("sandbox")`); sb {
+		t.Error("the PDF preview frame is sandboxed: Chromium shows no PDF there")
+	}
+	var frame *cdp.Frame
+	deadline := time.Now().Add(20 * time.Second)
+	for frame == nil || frame.MimeType != "application/pdf" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the preview frame never showed the PDF: %+v", frame)
+		}
+		time.Sleep(200 * time.Millisecond)
+		tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range tree.FrameTree.ChildFrames {
+			if strings.HasSuffix(ch.Frame.URL, "/pdf/output.pdf") {
+				frame = ch.Frame
+			}
+		}
+		if frame != nil && frame.UnreachableURL != "" {
+			t.Fatalf("the PDF preview was blocked: %s", frame.UnreachableURL)
+		}
 	}
 }
