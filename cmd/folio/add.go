@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -177,11 +178,13 @@ meanwhile wait for it to finish.`,
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
+			release := func() {}
 			if !opts.IndexOnly {
-				toQueue, release, err := captureHere(cmd.Context(), coll, queueURL(url, opts.Config.Get("QUEUE_URL")), &opts, p)
+				toQueue, rel, err := captureHere(cmd.Context(), coll, queueURL(url, opts.Config.Get("QUEUE_URL")), &opts, p)
 				if err != nil {
 					return err
 				}
+				release = sync.OnceFunc(rel)
 				defer release()
 				enqueue = toQueue
 			}
@@ -200,7 +203,11 @@ meanwhile wait for it to finish.`,
 					runErr = err
 				}
 			}
-			unlock() // the export takes the lock
+			// The workers lock goes with the collection's: an add that takes
+			// the collection's lock next must not find it held by this one
+			// (it would think workers run). The export takes the lock.
+			release()
+			unlock()
 			siteRefresh{coll: coll, p: p, out: e.stdout}.run(cmd.Context(), st.Saved)
 			return runErr
 		},

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -97,6 +98,15 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 	p := e.printer()
 	defer p.done()
 	opts.Printer = p
+	release := func() {}
+	if !dryRun {
+		rel, err := captureOnlyHere(cmd.Context(), coll, queueURL("", opts.Config.Get("QUEUE_URL")))
+		if err != nil {
+			return err
+		}
+		release = sync.OnceFunc(rel)
+		defer release()
+	}
 	st, runErr := capture.Retry(cmd.Context(), coll, *sel.q, opts)
 	if st == nil || dryRun {
 		return runErr
@@ -106,7 +116,8 @@ func runRetry(cmd *cobra.Command, e *env, args []string, sel *selection, r retry
 			runErr = err
 		}
 	}
-	unlock() // the export takes the lock
+	release() // with the collection's lock, which the export takes
+	unlock()
 	siteRefresh{coll: coll, p: p, out: e.stdout}.run(cmd.Context(), st.Saved)
 	return runErr
 }

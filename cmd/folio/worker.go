@@ -197,11 +197,29 @@ func captureHere(ctx context.Context, coll *archive.Collection, url string, opts
 	case ok:
 		return false, release, nil
 	case opts.Update || opts.Depth == 1:
-		return false, nil, fmt.Errorf("%w: folio workers are running on its job queue, and --update and --depth 1 capture here: stop the workers first", archive.ErrLocked)
+		return false, nil, workersRunning("--update and --depth 1 capture")
 	}
 	p.Infof("folio workers are running on the job queue: the snapshots go to them, as with --enqueue-only")
 	opts.IndexOnly = true
 	return true, func() {}, nil
+}
+
+// workersRunning is the error of a command that must capture here while
+// workers run on the queue; what says what captures.
+func workersRunning(what string) error {
+	return fmt.Errorf("%w: folio workers are running on its job queue, and %s here: stop the workers first", archive.ErrLocked, what)
+}
+
+// captureOnlyHere takes the workers lock for 'folio update', which
+// captures the snapshots workers claim (queued and started ones
+// included): it fails as locked while workers run, and workers that
+// start meanwhile wait for release.
+func captureOnlyHere(ctx context.Context, coll *archive.Collection, url string) (release func(), err error) {
+	release, ok, err := queue.CaptureHere(ctx, coll, url)
+	if err == nil && !ok {
+		err = workersRunning("'folio update' captures")
+	}
+	return release, err
 }
 
 // enqueueAdded puts the snapshots add left queued in the job queue.
