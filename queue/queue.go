@@ -80,7 +80,14 @@ type Options struct {
 	// ID names this worker in the queue ("" is host/pid).
 	ID     string
 	Logger *slog.Logger
+	// ReadOnly opens the queue to read it (Status): no migration, no
+	// write; Open fails with ErrNoQueue when its tables do not exist.
+	ReadOnly bool
 }
+
+// ErrNoQueue means a queue opened ReadOnly has no tables: no worker and
+// no add --enqueue-only has used it yet.
+var ErrNoQueue = errors.New("the queue holds no tables yet")
 
 // Queue is an open capture queue.
 type Queue struct {
@@ -88,8 +95,9 @@ type Queue struct {
 	url     string
 	db      *sql.DB       // the queue's database, either kind
 	pool    *pgxpool.Pool // PostgreSQL only
-	client  engine
-	workers bool
+	client   engine
+	workers  bool
+	readOnly bool
 }
 
 // Shared reports whether url names a shared (PostgreSQL) queue.
@@ -98,7 +106,7 @@ func Shared(url string) bool {
 }
 
 // Open opens the collection's queue, creating its tables (River's
-// migrations) when they are missing.
+// migrations) when they are missing, unless opts.ReadOnly.
 func Open(ctx context.Context, c *archive.Collection, opts Options) (*Queue, error) {
 	if opts.URL != "" && !Shared(opts.URL) {
 		return nil, fmt.Errorf("queue %q: want postgres://… (or nothing, for the queue in %s)", opts.URL, File)
@@ -116,7 +124,7 @@ func Open(ctx context.Context, c *archive.Collection, opts Options) (*Queue, err
 		host, _ := os.Hostname()
 		opts.ID = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
-	q := &Queue{c: c, url: opts.URL, workers: opts.Capture != nil}
+	q := &Queue{c: c, url: opts.URL, workers: opts.Capture != nil, readOnly: opts.ReadOnly}
 	cfg := &river.Config{ID: opts.ID, Logger: opts.Logger, JobTimeout: opts.Lease, RescueStuckJobsAfter: opts.Lease + time.Second}
 	if q.workers {
 		w := river.NewWorkers()
@@ -151,14 +159,22 @@ func Open(ctx context.Context, c *archive.Collection, opts Options) (*Queue, err
 
 func (q *Queue) openSQLite(ctx context.Context, cfg *river.Config) error {
 	path := q.c.Path(File)
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	if q.readOnly {
+		dsn = "file:" + path + "?mode=ro&_pragma=busy_timeout(20000)"
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return fmt.Errorf("open the queue %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // SQLite takes one writer at a time; River's driver asks for one connection
 	q.db = db
 	driver := riversqlite.New(db)
-	err = withLocal(ctx, q.c.Path(migrateLock), func() error { return migrate(ctx, driver) })
+	if q.readOnly {
+		err = q.hasTables(ctx, "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'river_job'")
+	} else {
+		err = withLocal(ctx, q.c.Path(migrateLock), func() error { return migrate(ctx, driver) })
+	}
 	if err != nil {
 		return fmt.Errorf("prepare the queue %s: %w", path, err)
 	}
@@ -184,7 +200,11 @@ func (q *Queue) openPostgres(ctx context.Context, cfg *river.Config, concurrency
 	q.pool = pool
 	q.db = stdlib.OpenDBFromPool(pool)
 	driver := riverpgxv5.New(pool)
-	err = withAdvisory(ctx, pool, migrateKey, func() error { return migrate(ctx, driver) })
+	if q.readOnly {
+		err = q.hasTables(ctx, "SELECT to_regclass('river_job') IS NOT NULL")
+	} else {
+		err = withAdvisory(ctx, pool, migrateKey, func() error { return migrate(ctx, driver) })
+	}
 	if err != nil {
 		return fmt.Errorf("prepare the queue: %w", err)
 	}
@@ -193,6 +213,19 @@ func (q *Queue) openPostgres(ctx context.Context, cfg *river.Config, concurrency
 		return fmt.Errorf("open the queue: %w", err)
 	}
 	q.client = client[pgx.Tx]{cl}
+	return nil
+}
+
+// hasTables runs query, which says whether River's job table exists, and
+// returns ErrNoQueue when it does not.
+func (q *Queue) hasTables(ctx context.Context, query string) error {
+	var ok bool
+	if err := q.db.QueryRowContext(ctx, query).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNoQueue
+	}
 	return nil
 }
 

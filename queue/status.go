@@ -118,6 +118,16 @@ func lastWorker(j *rivertype.JobRow) string {
 	return ""
 }
 
+// Live counts the jobs not yet done or given up: waiting, scheduled,
+// retrying or under way.
+func (s *Status) Live() int {
+	n := 0
+	for _, state := range []string{"available", "pending", "running", "retryable", "scheduled"} {
+		n += s.ByState[state]
+	}
+	return n
+}
+
 // Workers lists the workers of Rate, by name.
 func (s *Status) Workers() []string {
 	out := make([]string, 0, len(s.Rate))

@@ -46,8 +46,9 @@ type statusReport struct {
 	ExportStale      bool           `json:"export_stale"` // the catalog or the tree changed since the in-place export
 	ExportURL        string         `json:"export_url,omitempty"`
 	DiskUse          int64          `json:"disk_use_bytes"`
-	Next             string         `json:"next,omitempty"`  // the command that comes next, "" when none
-	Queue            *queue.Status  `json:"queue,omitempty"` // the capture job queue, when there is one
+	Next             string         `json:"next,omitempty"`        // the command that comes next, "" when none
+	Queue            *queue.Status  `json:"queue,omitempty"`       // the capture job queue, when there is one
+	QueueError       string         `json:"queue_error,omitempty"` // why the queue could not be read
 }
 
 func newStatusCmd(e *env) *cobra.Command {
@@ -65,9 +66,12 @@ catalog's age, whether the collection was exported in place and whether that
 export is older than the tree (the catalog changed since it was written), the
 disk use recorded in the catalog, and the command that comes next. Every line
 that reports something to do names the command that does it: snapshots left
-queued 'folio add --resume', failed and partial ones 'folio update --status
-failed' (or partial), legacy folders 'folio update --migrate-only', a stale
-catalog 'folio reindex', a stale or missing export 'folio export'.
+queued 'folio add --resume' ('folio worker' when the job queue holds them),
+failed and partial ones 'folio update --status failed' (or partial), legacy
+folders 'folio update --migrate-only', a stale catalog 'folio reindex', a stale
+or missing export 'folio export'. The job queue, when there is one, is read
+and never written; a queue that cannot be read (a PostgreSQL server down) is
+one line saying why, and the rest is reported.
 
 A snapshot's state is its status read with its results: queued, started and
 paused as they are; once finished (sealed), archived (some content kept, no
@@ -120,10 +124,10 @@ such as hashes succeeded). 'folio list --status failed' lists the failed ones,
 			if err := r.readExport(ctx, coll, cat); err != nil {
 				return err
 			}
-			r.Next = r.next()
 			if r.Queue, err = queueStatus(ctx, coll); err != nil {
-				return err
+				r.QueueError = err.Error()
 			}
+			r.Next = r.next()
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "    ")
@@ -149,6 +153,8 @@ func (r statusReport) next() string {
 		return "folio update --migrate-only (add --dry-run to see the plan first)"
 	case r.Stale:
 		return "folio reindex"
+	case r.Queued > 0 && r.queueHolds():
+		return "folio worker (captures the snapshots the job queue holds)"
 	case r.Queued > 0:
 		return "folio add --resume (captures the snapshots left queued)"
 	case r.Failed > 0:
@@ -163,6 +169,10 @@ func (r statusReport) next() string {
 	return ""
 }
 
+// queueHolds reports whether the job queue holds jobs not yet done, for
+// 'folio worker' to capture.
+func (r statusReport) queueHolds() bool { return r.Queue != nil && r.Queue.Live() > 0 }
+
 // print writes the report; every line that reports something to do
 // names the command that does it. warned says the problems of the
 // unreadable folders were printed above.
@@ -176,7 +186,10 @@ func (r statusReport) print(w io.Writer, now time.Time, warned bool) {
 	fmt.Fprintf(w, "snapshots          %d (current layout %d, legacy %d)\n", r.Snapshots, r.ByLayout[catalog.LayoutCurrent], r.ByLayout[catalog.LayoutLegacy])
 	fmt.Fprintf(w, "by status          %s\n", counts(r.ByStatus))
 	fmt.Fprintf(w, "by state           %s\n", counts(r.ByState))
-	if r.Queued > 0 {
+	switch {
+	case r.Queued > 0 && r.queueHolds():
+		fmt.Fprintf(w, "queued             %s waiting to be captured: 'folio worker' captures the job queue's\n", plural(r.Queued, "snapshot"))
+	case r.Queued > 0:
 		fmt.Fprintf(w, "queued             %s waiting to be captured: 'folio add --resume' captures them\n", plural(r.Queued, "snapshot"))
 	}
 	fmt.Fprintf(w, "failed             %s (finished with nothing archived: every capture method failed)%s\n", plural(r.Failed, "snapshot"),
@@ -205,6 +218,9 @@ func (r statusReport) print(w io.Writer, now time.Time, warned bool) {
 	fmt.Fprintf(w, "disk use           %s (%d bytes, from the catalog)\n", archive.HumanBytes(r.DiskUse), r.DiskUse)
 	if r.Next != "" {
 		fmt.Fprintf(w, "next               %s\n", r.Next)
+	}
+	if r.QueueError != "" {
+		fmt.Fprintf(w, "queue              not read: %s\n", r.QueueError)
 	}
 	if r.Queue != nil {
 		printQueue(w, r.Queue, now)

@@ -249,11 +249,7 @@ func stopWhenDrained(ctx context.Context, q *queue.Queue, stop func()) {
 		if err != nil {
 			continue
 		}
-		left := 0
-		for _, state := range []string{"available", "pending", "running", "retryable", "scheduled"} {
-			left += st.ByState[state]
-		}
-		if left == 0 {
+		if st.Live() == 0 {
 			stop()
 			return
 		}

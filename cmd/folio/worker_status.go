@@ -13,9 +13,11 @@ import (
 	"github.com/folio-archive/folio/queue"
 )
 
-// queueStatus reads the collection's job queue for status: the shared one
-// its config or $QUEUE_URL names, else the embedded one if a worker or
-// add --enqueue-only made it; nil when there is none.
+// queueStatus reads the collection's job queue for status, read-only (no
+// migration, no write): the shared one its config or $QUEUE_URL names,
+// else the embedded one if a worker or add --enqueue-only made it; nil
+// when there is none (or it holds no tables yet). An error means the
+// queue could not be read (unreachable, say): status reports the rest.
 func queueStatus(ctx context.Context, coll *archive.Collection) (*queue.Status, error) {
 	cfg, err := captureConfig(coll, 0)
 	if err != nil {
@@ -27,13 +29,21 @@ func queueStatus(ctx context.Context, coll *archive.Collection) (*queue.Status, 
 			return nil, nil
 		}
 	}
-	q, err := queue.Open(ctx, coll, queue.Options{URL: url})
+	ctx, cancel := context.WithTimeout(ctx, queueReadTimeout)
+	defer cancel()
+	q, err := queue.Open(ctx, coll, queue.Options{URL: url, ReadOnly: true})
+	if errors.Is(err, queue.ErrNoQueue) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer q.Close()
 	return q.Status(ctx, time.Now())
 }
+
+// queueReadTimeout bounds status's wait for an unreachable queue.
+const queueReadTimeout = 10 * time.Second
 
 // printQueue writes the queue part of status.
 func printQueue(w io.Writer, st *queue.Status, now time.Time) {
