@@ -91,10 +91,10 @@ var ErrNoQueue = errors.New("the queue holds no tables yet")
 
 // Queue is an open capture queue.
 type Queue struct {
-	c       *archive.Collection
-	url     string
-	db      *sql.DB       // the queue's database, either kind
-	pool    *pgxpool.Pool // PostgreSQL only
+	c        *archive.Collection
+	url      string
+	db       *sql.DB       // the queue's database, either kind
+	pool     *pgxpool.Pool // PostgreSQL only
 	client   engine
 	workers  bool
 	readOnly bool

@@ -10,7 +10,7 @@ import (
 // status reads the job queue without writing it: an embedded queue file
 // without tables gets none (and no queue section), an unreachable shared
 // queue is one line and the rest of the report (exit 0), and snapshots
-// the queue holds are 'folio worker''s to capture, not 'add --resume''s.
+// the queue holds are 'folio worker”s to capture, not 'add --resume”s.
 func TestStatusQueueReadOnly(t *testing.T) {
 	t.Parallel()
 	dir := newCollection(t)
