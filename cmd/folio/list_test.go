@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -78,9 +79,16 @@ func TestListCommand(t *testing.T) {
 	}
 
 	// --csv: header, then the cells as text (csv_test.go reads them back).
-	csv := catLines(catRun(t, dir, "list", "--csv", "timestamp,url,title", "--sort", "url", "-n", "3").want(t, 0).stdout)
-	if len(csv) != 4 || csv[0] != "timestamp,url,title" || !strings.Contains(csv[1], ",http") {
-		t.Errorf("--csv: %q", csv)
+	out := catRun(t, dir, "list", "--csv", "timestamp,url,title", "--sort", "url", "-n", "3").want(t, 0).stdout
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != "timestamp,url,title" {
+		t.Errorf("--csv: %v %q", err, out)
+	} else {
+		for _, r := range rows[1:] {
+			if len(r) != 3 || !strings.Contains(r[1], "://") {
+				t.Errorf("--csv row %q: want a timestamp, a URL and a title", r)
+			}
+		}
 	}
 
 	// Filters.
