@@ -175,7 +175,7 @@ func TestWorkersFolderLock(t *testing.T) {
 		t.Errorf("remove --delete left %s: %v\n%s", gone, err, moverLogs.String())
 	}
 	waitSealed(t, dir, 2, 2*time.Minute, &logs)
-	checkCapturedOnce(t, dir, site, 2)
+	checkCapturedOnce(t, dir, site, 2, 0)
 }
 
 // A plain add (one that captures) and the queue's workers never capture
@@ -209,7 +209,7 @@ func TestWorkersPlainAdd(t *testing.T) {
 	waitSealed(t, dir, 2, 2*time.Minute, &logs)
 	worker.Process.Signal(os.Interrupt)
 	worker.Wait()
-	checkCapturedOnce(t, dir, site, 2)
+	checkCapturedOnce(t, dir, site, 2, 0)
 
 	// An add captures /slow2 here; a worker started meanwhile waits for it.
 	site2 := newPageSite(t)

@@ -203,7 +203,9 @@ func queueSuite(t *testing.T, dir string, env []string, dropQueue func()) {
 	// Another worker takes the dead one's job after its lease.
 	waitSealed(t, dir, queuePages+1, 8*time.Minute, &logs)
 	stopWorkers()
-	checkCapturedOnce(t, dir, site, queuePages+1)
+	// The killed worker captured two pages at once: the one beside /slow
+	// may have been under way too, and is loaded again by another worker.
+	checkCapturedOnce(t, dir, site, queuePages+1, 1)
 	if n := site.loadsOf("/slow"); n != 2 {
 		t.Errorf("/slow loaded %d times, want 2 (the killed capture and the one that finished it)", n)
 	}
@@ -272,9 +274,11 @@ func waitSealed(t *testing.T, dir string, n int, limit time.Duration, logs *sync
 }
 
 // checkCapturedOnce checks one folder per URL, each with one result per
-// plugin, both succeeded, every /p/ page loaded once, and no temp file
-// left anywhere in the tree.
-func checkCapturedOnce(t *testing.T, dir string, site *pageSite, n int) {
+// plugin, both succeeded, every /p/ page loaded once but at most redone
+// of them twice (the captures a killed worker had under way besides
+// /slow, done again by another), and no temp file left anywhere in the
+// tree.
+func checkCapturedOnce(t *testing.T, dir string, site *pageSite, n, redone int) {
 	t.Helper()
 	list := snapshots(t, dir)
 	if len(list) != n {
@@ -300,8 +304,15 @@ func checkCapturedOnce(t *testing.T, dir string, site *pageSite, n int) {
 		if count["title"] != 1 || count["hashes"] != 1 || len(count) != 2 {
 			t.Errorf("%s: results %v, want one title and one hashes", s.snap.URL, count)
 		}
-		if path := strings.TrimPrefix(s.snap.URL, site.URL); strings.HasPrefix(path, "/p/") && site.loadsOf(path) != 1 {
-			t.Errorf("%s loaded %d times, want once", s.snap.URL, site.loadsOf(path))
+		path := strings.TrimPrefix(s.snap.URL, site.URL)
+		if !strings.HasPrefix(path, "/p/") {
+			continue
+		}
+		switch loads := site.loadsOf(path); {
+		case loads == 2 && redone > 0:
+			redone--
+		case loads != 1:
+			t.Errorf("%s loaded %d times, want once", s.snap.URL, loads)
 		}
 	}
 	filepath.WalkDir(filepath.Join(dir, "archive"), func(p string, d fs.DirEntry, err error) error {
