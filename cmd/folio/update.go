@@ -75,7 +75,11 @@ or device, or the run stops before anything moves (exit 1); it is read from a
 copy in $TMPDIR (folio-legacydb-<pid>-*), and copies a killed run left there
 are removed by the next run. A full disk stops the run at once with one line
 naming the file system (exit 1): free some space and run again to finish.
-Folder names holding control characters are printed quoted ("a\nb").`,
+Folder names holding control characters are printed quoted ("a\nb").
+
+While 'folio worker' processes run on the collection's job queue, update (which
+captures here) fails as locked (exit 11): stop the workers first. Workers
+started during an update wait for it to end.`,
 		Example: `  folio update --dry-run
   folio update https://example.com/
   folio update -f domain example.com --plugins screenshot,pdf --overwrite
