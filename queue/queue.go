@@ -80,6 +80,10 @@ type Options struct {
 	// ID names this worker in the queue ("" is host/pid).
 	ID     string
 	Logger *slog.Logger
+	// FetchCooldown is the shortest pause between two claims of a worker
+	// (River's default, 100 ms, when zero). A capture takes seconds, so
+	// only a measurement of the queue itself has reason to shorten it.
+	FetchCooldown time.Duration
 	// ReadOnly opens the queue to read it (Status): no migration, no
 	// write; Open fails with ErrNoQueue when its tables do not exist.
 	ReadOnly bool
@@ -125,7 +129,8 @@ func Open(ctx context.Context, c *archive.Collection, opts Options) (*Queue, err
 		opts.ID = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	q := &Queue{c: c, url: opts.URL, workers: opts.Capture != nil, readOnly: opts.ReadOnly}
-	cfg := &river.Config{ID: opts.ID, Logger: opts.Logger, JobTimeout: opts.Lease, RescueStuckJobsAfter: opts.Lease + time.Second}
+	cfg := &river.Config{ID: opts.ID, Logger: opts.Logger, JobTimeout: opts.Lease, RescueStuckJobsAfter: opts.Lease + time.Second,
+		FetchCooldown: opts.FetchCooldown}
 	if q.workers {
 		w := river.NewWorkers()
 		river.AddWorker(w, river.WorkFunc(func(ctx context.Context, job *river.Job[captureArgs]) error {
