@@ -37,7 +37,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. Bump it whenever the
 // schema or the meaning of a column changes: every older catalog is then
 // rebuilt from the tree.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // Layouts of snapshot folders.
 const (
@@ -109,6 +109,10 @@ var schema = []string{
 	`CREATE VIRTUAL TABLE search USING fts5(title, url, tags, notes, body,
 		tokenize = 'unicode61 remove_diacritics 2')`,
 	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
+	// What a reindex compares with the tree (loadKnown), in an index of
+	// its own: reading it pages through about a tenth of the table, whose
+	// rows hold whole records (0.47 s of CPU at 100k snapshots before).
+	`CREATE INDEX snapshots_known ON snapshots (dir, stamp, index_file, text_stamp)`,
 	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
 	// The listings of date folders and their domain folders, so that a
 	// reindex lists only the folders whose stamp changed (see listing in

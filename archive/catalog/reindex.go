@@ -223,7 +223,7 @@ func (c *Catalog) loadKnown(ctx context.Context) (map[string]*known, error) {
 		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}
 	m := make(map[string]*known, n)
-	rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file, text_stamp FROM snapshots`)
+	rows, err := c.db.QueryContext(ctx, `SELECT rowid, dir, stamp, index_file, text_stamp FROM snapshots INDEXED BY snapshots_known`)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}
