@@ -70,6 +70,14 @@ type Options struct {
 	// files written inside an output folder, which watch sees.
 	Rewrite []string
 
+	// Watched says the caller has seen every change in the tree since the
+	// previous export ended (folio watch, which ran that export and lost
+	// no event since): only the snapshot folders in Changed, or below one
+	// of them, are looked at again; the others keep what that export saw
+	// of their names. Without it every folder exported before is stat'ed.
+	Watched bool
+	Changed []string
+
 	// Now is the clock; nil means time.Now. A folder changed less than
 	// catalog.ListingAge before it is looked at again next time.
 	Now func() time.Time
@@ -189,7 +197,11 @@ func (s *site) lookFolders(ctx context.Context) error {
 	if last == nil {
 		return nil
 	}
-	changed, err := s.folders.look(ctx, last, s.opts.Workers)
+	var again func(dir string) bool // nil: look at every folder
+	if s.opts.Watched {
+		again = underAny(s.opts.Changed)
+	}
+	changed, err := s.folders.look(ctx, last, s.opts.Workers, again)
 	s.foldersChanged = append(changed, s.opts.Rewrite...)
 	return err
 }

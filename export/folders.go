@@ -38,8 +38,10 @@ type folders struct {
 }
 
 // look stats the folders exported last time, in parallel, and lists those
-// whose ctime moved. It returns the folders whose names changed.
-func (fs *folders) look(ctx context.Context, prev *state, workers int) ([]string, error) {
+// whose ctime moved. It returns the folders whose names changed. When
+// again is set, only the folders it names are looked at; the others keep
+// what prev saw.
+func (fs *folders) look(ctx context.Context, prev *state, workers int, again func(dir string) bool) ([]string, error) {
 	fs.m = make(map[string]folderSeen, len(prev.Snaps))
 	var changed []string
 	g, ctx := errgroup.WithContext(ctx)
@@ -50,6 +52,10 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int) ([]string
 			var mine []string
 			seen := make([]folderSeen, len(list))
 			for i, ss := range list {
+				if again != nil && !again(ss.Dir) {
+					seen[i] = folderSeen{sig: ss.Folder, ctime: ss.CTime}
+					continue
+				}
 				seen[i] = fs.read(ss.Dir, ss.CTime, ss.Folder)
 				if seen[i].sig != ss.Folder {
 					mine = append(mine, ss.Dir)
@@ -123,3 +129,31 @@ func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
 	}
 	return folderSeen{sig: sum, ctime: now}
 }
+
+// underAny returns a test of whether a folder is one of paths or lies
+// below one of them (all slash paths relative to the collection).
+func underAny(paths []string) func(dir string) bool {
+	exact := make(map[string]bool, len(paths))
+	var above []string
+	for _, p := range paths {
+		exact[p] = true
+		if strings.Count(p, "/") < snapshotDepth {
+			above = append(above, p+"/")
+		}
+	}
+	return func(dir string) bool {
+		if exact[dir] {
+			return true
+		}
+		for _, p := range above {
+			if strings.HasPrefix(dir, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// snapshotDepth is the number of slashes in the path of a snapshot folder
+// of the current layout (archive/users/<user>/snapshots/<date>/<domain>/<id>).
+const snapshotDepth = 6

@@ -1,10 +1,15 @@
 package export
 
 import (
+	"context"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/folio-archive/folio/archive"
 )
 
 // A folder whose ctime is not older than the trust window may change
@@ -44,6 +49,60 @@ func TestCutPartialRune(t *testing.T) {
 	} {
 		if got := string(cutPartialRune([]byte(in))); got != want {
 			t.Errorf("cutPartialRune(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWatchedExportLooksOnlyAtChangedFolders: under folio watch the
+// export is told which folders changed since the previous one, and looks
+// at no other; without that it looks at every folder it exported.
+func TestWatchedExportLooksOnlyAtChangedFolders(t *testing.T) {
+	dir, m, c := generatedIn(t, 12, 3)
+	exp := func(opts Options) {
+		t.Helper()
+		opts.Collection = c
+		if _, err := Run(context.Background(), opts, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp(Options{})
+	// A text file put at the top of two snapshot folders by hand, which no
+	// index names: only a look at the folder finds it.
+	a, b := m.Snapshots[2].Dir, m.Snapshots[7].Dir
+	for _, d := range []string{a, b} {
+		if err := os.WriteFile(filepath.Join(dir, d, "handnote.txt"), []byte("a note"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shows := func(d string) bool {
+		page, err := os.ReadFile(filepath.Join(dir, d, RootPage))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(page), "handnote.txt")
+	}
+	// a's domain folder stands for everything below it.
+	exp(Options{Watched: true, Changed: []string{path.Dir(a), "archive/users/nobody"}})
+	if !shows(a) || shows(b) {
+		t.Fatalf("watched export: page of the changed folder shows the note %v (want true), of the other %v (want false)", shows(a), shows(b))
+	}
+	exp(Options{})
+	if !shows(b) {
+		t.Errorf("an export not told what changed did not look at every folder")
+	}
+}
+
+func TestUnderAny(t *testing.T) {
+	under := underAny([]string{"archive/users/u/snapshots/20240101/a.com", "archive/users/u/snapshots/20240102/b.com/id1"})
+	for dir, want := range map[string]bool{
+		"archive/users/u/snapshots/20240101/a.com/id9":   true,
+		"archive/users/u/snapshots/20240101/a.comx/id9":  false,
+		"archive/users/u/snapshots/20240102/b.com/id1":   true,
+		"archive/users/u/snapshots/20240102/b.com/id10":  false,
+		"archive/users/u/snapshots/20240102/b.com/id1/x": false, // not a snapshot folder; ids are exact
+	} {
+		if got := under(dir); got != want {
+			t.Errorf("underAny(%s) = %v, want %v", dir, got, want)
 		}
 	}
 }

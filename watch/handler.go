@@ -19,15 +19,18 @@ type Handler struct {
 	Coll *archive.Collection
 	// Export, when set, runs the incremental export after a batch that
 	// changed the catalog or a snapshot folder's outputs (see Output and
-	// InOutput), and returns a line saying what it wrote. rewrite names
-	// the snapshot folders whose pages must be written again though
-	// nothing the export looks at changed (a file written inside an
-	// output folder). It takes the collection's lock itself.
-	Export func(ctx context.Context, rewrite []string) (string, error)
+	// InOutput), and returns a line saying what it wrote. It takes the
+	// collection's lock itself.
+	Export func(ctx context.Context, scope ExportScope) (string, error)
 	P      archive.Printer
 
 	exportDue bool            // the catalog or an output changed since the last export
 	rewrite   map[string]bool // snapshot folders whose pages the next export writes again
+	// changed holds the paths of every event since the last export (a
+	// snapshot folder for an event inside one); blind is set when events
+	// may have been lost since, partial once some folders go unwatched.
+	changed       map[string]bool
+	blind, partial bool
 	exported  bool            // an export ran (the first batch always exports)
 	applied   bool            // a batch was applied
 	reported  map[string]bool // problems and hints already printed
@@ -59,6 +62,7 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		h.reported = map[string]bool{}
 	}
 	var res Result
+	h.note(b)
 	// An output added at the top of a snapshot folder, or written inside
 	// one, changes no index, only the folder's page: the export finds the
 	// first by itself and is told of the second.
@@ -88,11 +92,13 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		h.hints(b)
 	}
 	if h.Export != nil && (h.exportDue || !h.exported) {
-		line, err := h.Export(ctx, slices.Sorted(maps.Keys(h.rewrite)))
+		scope := ExportScope{Rewrite: slices.Sorted(maps.Keys(h.rewrite)),
+			Watched: h.exported && !h.blind && !h.partial, Changed: slices.Sorted(maps.Keys(h.changed))}
+		line, err := h.Export(ctx, scope)
 		if err != nil {
 			return res, err
 		}
-		h.exportDue, h.exported, h.rewrite = false, true, nil
+		h.exportDue, h.exported, h.rewrite, h.changed, h.blind = false, true, nil, nil, false
 		res.Exported = line
 	}
 	res.Took = time.Since(start)
@@ -101,6 +107,46 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 	}
 	h.applied = true
 	return res, nil
+}
+
+// ExportScope is what the handler saw of the tree since its last export.
+type ExportScope struct {
+	// Rewrite names the snapshot folders whose pages must be written
+	// again though nothing the export looks at changed (a file written
+	// inside an output folder).
+	Rewrite []string
+	// Watched says the handler ran the previous export and has seen
+	// every change in the tree since: only the folders in Changed (each a
+	// snapshot folder, or a folder above that level whose whole subtree
+	// counts as changed) need a look.
+	Watched bool
+	Changed []string
+}
+
+// note remembers what b changed, for the next export's scope.
+func (h *Handler) note(b Batch) {
+	if h.Export == nil {
+		return
+	}
+	if b.Rescan {
+		h.blind = true
+	}
+	if len(b.Roots) > 0 {
+		h.partial = true // nobody watches those folders: every export looks at all
+	}
+	for _, e := range b.Events {
+		if e.Path != archive.ArchiveDir && !strings.HasPrefix(e.Path, archive.ArchiveDir+"/") {
+			continue
+		}
+		if h.changed == nil {
+			h.changed = map[string]bool{}
+		}
+		if _, dir := Classify(e.Path); dir != "" {
+			h.changed[dir] = true
+		} else {
+			h.changed[e.Path] = true
+		}
+	}
 }
 
 // reindex runs the incremental reindex of scope (nil: the whole tree)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -309,12 +311,12 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 	exports := 0
 	fail := false
 	var rewrites []string
-	h.Export = func(_ context.Context, rewrite []string) (string, error) {
+	h.Export = func(_ context.Context, scope watch.ExportScope) (string, error) {
 		if fail {
 			return "", archive.ErrLocked
 		}
 		exports++
-		rewrites = rewrite
+		rewrites = scope.Rewrite
 		return "export: done", nil
 	}
 	// The first batch with an exporter exports, changed or not.
@@ -355,6 +357,55 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 	if res := apply(t, h, watch.Event{Path: snap + "/wget/example.com/more.html"}); res.Exported == "" || exports != 4 ||
 		len(rewrites) != 1 || rewrites[0] != snap {
 		t.Errorf("a file written inside an output folder: %d exports, rewrites %v", exports, rewrites)
+	}
+}
+
+// TestHandlerTellsTheExportWhatChanged: an export after the handler's
+// first is told the folders of every event since the previous one (a
+// folder above the snapshot level as it is), and is not told it watched
+// after a batch that may have lost events, or once a folder goes unwatched.
+func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
+	_, m, h, _ := collection(t, 4)
+	var scopes []watch.ExportScope
+	h.Export = func(_ context.Context, scope watch.ExportScope) (string, error) {
+		scopes = append(scopes, scope)
+		return "export: done", nil
+	}
+	snap, other := m.Snapshots[0].Dir, m.Snapshots[1].Dir
+	apply(t, h, watch.Event{Path: snap + "/index.jsonl"})
+	if len(scopes) != 1 || scopes[0].Watched {
+		t.Fatalf("first export: %+v, want one, not watched", scopes)
+	}
+	// Events of two batches, the first exporting nothing (an export's own
+	// page), reach the next export.
+	apply(t, h, watch.Event{Path: other + "/index.html"})
+	domain := path.Dir(other)
+	apply(t, h, watch.Event{Path: snap + "/handnote.txt"}, watch.Event{Path: domain + "/new-id"}, watch.Event{Path: "sources/x.txt"})
+	if len(scopes) != 2 {
+		t.Fatalf("%d exports, want 2", len(scopes))
+	}
+	got := scopes[1]
+	want := []string{domain + "/new-id", other, snap}
+	slices.Sort(want)
+	if !got.Watched || !slices.Equal(got.Changed, want) {
+		t.Errorf("second export: watched %v, changed %v; want true, %v", got.Watched, got.Changed, want)
+	}
+	if _, err := h.Apply(context.Background(), watch.Batch{Rescan: true, Events: []watch.Event{{Path: snap + "/more.txt"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(scopes) != 3 || scopes[2].Watched {
+		t.Errorf("after a rescan: %+v, want a third export, not watched", scopes)
+	}
+	apply(t, h, watch.Event{Path: snap + "/again.txt"})
+	if len(scopes) != 4 || !scopes[3].Watched || !slices.Equal(scopes[3].Changed, []string{snap}) {
+		t.Errorf("after the rescan's export: %+v, want watched again with only %s", scopes[len(scopes)-1], snap)
+	}
+	if _, err := h.Apply(context.Background(), watch.Batch{Roots: []string{domain}}); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, h, watch.Event{Path: snap + "/last.txt"})
+	if last := scopes[len(scopes)-1]; last.Watched {
+		t.Errorf("with an unwatched folder: %+v, want not watched", last)
 	}
 }
 

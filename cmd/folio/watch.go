@@ -59,9 +59,10 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 		if err != nil {
 			return err
 		}
-		h.Export = func(ctx context.Context, rewrite []string) (string, error) {
+		h.Export = func(ctx context.Context, scope watch.ExportScope) (string, error) {
 			st, err := export.Run(ctx, export.Options{Collection: coll, Version: version, SkipReindex: true,
-				PageSize: w.pageSize, Title: w.title, Rewrite: rewrite, AllowCrawlers: crawlers}, archive.Discard)
+				PageSize: w.pageSize, Title: w.title, Rewrite: scope.Rewrite, AllowCrawlers: crawlers,
+				Watched: scope.Watched, Changed: scope.Changed}, archive.Discard)
 			if err != nil {
 				return "", err
 			}
