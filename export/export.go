@@ -78,6 +78,11 @@ type Options struct {
 	Watched bool
 	Changed []string
 
+	// Cache, when set, carries the export's state in memory to the next
+	// export with the same Cache (folio watch exports again and again):
+	// the state file is then read only when another process wrote it.
+	Cache *Cache
+
 	// Now is the clock; nil means time.Now. A folder changed less than
 	// catalog.ListingAge before it is looked at again next time.
 	Now func() time.Time
@@ -325,7 +330,7 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	}
 	s.key = newHasher().str(tpl.Version).str(opts.Title).str(opts.Version).
 		u64(uint64(opts.PageSize)).str(s.sandbox).str(strconv.FormatBool(opts.Gzip)).str(s.dst).sum()
-	prev, err := readState(s.statePth)
+	prev, err := opts.Cache.take(s.statePth)
 	if err != nil {
 		return nil, err
 	}
@@ -479,6 +484,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := s.next.write(s.statePth); err != nil {
 		return st, err
 	}
+	s.opts.Cache.keep(s.statePth, s.next)
 	if err := s.warcs.save(s.opts.Full); err != nil {
 		return st, err
 	}

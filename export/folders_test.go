@@ -106,3 +106,29 @@ func TestUnderAny(t *testing.T) {
 		}
 	}
 }
+
+// TestStateCache: an export given the Cache of the previous one takes its
+// state from memory, and reads the file again once another export (here
+// one without the cache) has written it.
+func TestStateCache(t *testing.T) {
+	_, _, c := generatedIn(t, 6, 4)
+	reads := 0
+	testEvent = func(e string) {
+		if e == "read state" {
+			reads++
+		}
+	}
+	defer func() { testEvent = func(string) {} }()
+	cache := &Cache{}
+	for i, step := range []struct {
+		cache *Cache
+		reads int // state files read, in all
+	}{{cache, 0}, {cache, 0}, {cache, 0}, {nil, 1}, {cache, 2}, {cache, 2}} {
+		if _, err := Run(context.Background(), Options{Collection: c, Cache: step.cache}, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if reads != step.reads {
+			t.Fatalf("export %d: %d state files read in all, want %d", i+1, reads, step.reads)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
 )
@@ -57,6 +59,51 @@ func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
 }
 
+// Cache is an export's state kept in memory for the next export of the
+// same process (see Options.Cache). The zero value is an empty cache.
+type Cache struct {
+	path string
+	id   fileID // of the state file as the export wrote it
+	st   *state
+}
+
+// fileID tells a file apart from the one written before it: each state
+// is written to a new inode.
+type fileID struct{ ino, size, mtime int64 }
+
+func fileIDOf(path string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return fileID{}, false
+	}
+	return fileID{int64(st.Ino), st.Size, st.Mtim.Nano()}, true
+}
+
+// take returns the state of path: the one kept when the file is still the
+// one it was written to, else the file's. The export that takes it owns it
+// (it may change it), so the cache is empty until keep.
+func (c *Cache) take(path string) (*state, error) {
+	if c != nil && c.st != nil && c.path == path {
+		st := c.st
+		c.st = nil
+		if id, ok := fileIDOf(path); ok && id == c.id {
+			return st, nil
+		}
+	}
+	return readState(path)
+}
+
+// keep remembers st, just written to path.
+func (c *Cache) keep(path string, st *state) {
+	if c == nil {
+		return
+	}
+	c.st = nil
+	if id, ok := fileIDOf(path); ok {
+		c.path, c.id, c.st = path, id, st
+	}
+}
+
 // readState loads a state file; a missing or unreadable one is nil, which
 // means a full export.
 func readState(path string) (*state, error) {
@@ -67,6 +114,7 @@ func readState(path string) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read export state %s: %w", path, err)
 	}
+	testEvent("read state")
 	st, ok := decodeState(data)
 	if !ok {
 		return nil, nil // stale or damaged state only costs a full export

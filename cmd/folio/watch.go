@@ -59,10 +59,11 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 		if err != nil {
 			return err
 		}
+		cache := &export.Cache{} // the export's state, kept between batches
 		h.Export = func(ctx context.Context, scope watch.ExportScope) (string, error) {
 			st, err := export.Run(ctx, export.Options{Collection: coll, Version: version, SkipReindex: true,
 				PageSize: w.pageSize, Title: w.title, Rewrite: scope.Rewrite, AllowCrawlers: crawlers,
-				Watched: scope.Watched, Changed: scope.Changed}, archive.Discard)
+				Watched: scope.Watched, Changed: scope.Changed, Cache: cache}, archive.Discard)
 			if err != nil {
 				return "", err
 			}
