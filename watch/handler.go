@@ -29,11 +29,11 @@ type Handler struct {
 	// changed holds the paths of every event since the last export (a
 	// snapshot folder for an event inside one); blind is set when events
 	// may have been lost since, partial once some folders go unwatched.
-	changed       map[string]bool
+	changed        map[string]bool
 	blind, partial bool
-	exported  bool            // an export ran (the first batch always exports)
-	applied   bool            // a batch was applied
-	reported  map[string]bool // problems and hints already printed
+	exported       bool            // an export ran (the first batch always exports)
+	applied        bool            // a batch was applied
+	reported       map[string]bool // problems and hints already printed
 }
 
 // Result is what one Apply did.
