@@ -22,7 +22,10 @@ type Handler struct {
 	// InOutput), and returns a line saying what it wrote. It takes the
 	// collection's lock itself.
 	Export func(ctx context.Context, scope ExportScope) (string, error)
-	P      archive.Printer
+	// Partial, when set, reports whether the watcher misses some folders
+	// (Watcher.Partial): an export then looks at every folder.
+	Partial func() bool
+	P       archive.Printer
 
 	exportDue bool            // the catalog or an output changed since the last export
 	rewrite   map[string]bool // snapshot folders whose pages the next export writes again
@@ -93,7 +96,8 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 	}
 	if h.Export != nil && (h.exportDue || !h.exported) {
 		scope := ExportScope{Rewrite: slices.Sorted(maps.Keys(h.rewrite)),
-			Watched: h.exported && !h.blind && !h.partial, Changed: slices.Sorted(maps.Keys(h.changed))}
+			Watched: h.exported && !h.blind && !h.partial && (h.Partial == nil || !h.Partial()),
+			Changed: slices.Sorted(maps.Keys(h.changed))}
 		line, err := h.Export(ctx, scope)
 		if err != nil {
 			return res, err

@@ -400,6 +400,12 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	if len(scopes) != 4 || !scopes[3].Watched || !slices.Equal(scopes[3].Changed, []string{snap}) {
 		t.Errorf("after the rescan's export: %+v, want watched again with only %s", scopes[len(scopes)-1], snap)
 	}
+	h.Partial = func() bool { return true } // the watcher ran out of watches
+	apply(t, h, watch.Event{Path: snap + "/unwatched.txt"})
+	if last := scopes[len(scopes)-1]; len(scopes) != 5 || last.Watched {
+		t.Errorf("with a partial watcher: %+v, want a fifth export, not watched", last)
+	}
+	h.Partial = nil
 	if _, err := h.Apply(context.Background(), watch.Batch{Roots: []string{domain}}); err != nil {
 		t.Fatal(err)
 	}

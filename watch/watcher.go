@@ -165,6 +165,12 @@ func (w *Watcher) addTree(rel string) error {
 	return nil
 }
 
+// Partial reports whether some folders go unwatched (inotify ran out of
+// watches for them, or the watcher polls): their changes show only as a
+// batch's Roots or Rescan. Call it from Apply, which runs on the
+// watcher's goroutine.
+func (w *Watcher) Partial() bool { return w.fs == nil || len(w.unwatched) > 0 }
+
 // add watches one folder and returns the folders below it to watch next.
 // An output folder made while watched (see Output) is watched too, not
 // what is below it, so the files written into it later are seen; output

@@ -74,6 +74,7 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 	if err != nil {
 		return err
 	}
+	h.Partial = wt.Partial
 	wt.Ready = func(watches int, polling bool) {
 		if polling {
 			p.Infof("watching %s by polling every %s (Ctrl-C stops)", coll.Path(archive.ArchiveDir), pollInterval(w.opts.Poll))
