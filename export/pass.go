@@ -70,7 +70,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			if old, err = os.Open(target); err != nil {
 				old = nil
 			} else {
-				defer old.Close()
+				defer closeLater(old)
 			}
 		}
 	}
