@@ -55,7 +55,7 @@ func runCore(b *B) error {
 		return r
 	}
 
-	full := Row{Work: "reindex " + n + ", empty catalog", Goal: Goal{Max: 10}}
+	full := Row{Work: "reindex " + n + ", empty catalog", Goal: Goal{MaxRatio: 0.5}}
 	rss := Row{Work: full.Work + ": peak RSS", Unit: Bytes, Goal: Goal{Max: 200e6}}
 	m, err := b.Repeat(emptyCatalog, folio("reindex"))
 	add(cpu(base(full, cat.Wall.Seconds(), catName), m), m.Wall.Seconds(), err)
