@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -121,28 +122,41 @@ func Unfinished(status string) bool { return status == "queued" || status == "st
 
 // ListUnfinished lists the current-layout snapshots of the tree whose
 // index.jsonl says queued or started, reading every snapshot's index (no
-// catalog: a worker may run on a machine that does not own it). Folders
-// whose index cannot be read are passed to onError and skipped; folders
-// below a symlinked folder of archive/users/ are skipped, as every reader
-// skips them.
+// catalog: a worker may run on a machine that does not own it). The tree
+// is listed level by level and only real folders are entered, as the
+// entries' types say: folders below a symlink are skipped, as every
+// reader skips them, without a stat per snapshot. Folders whose index
+// cannot be read are passed to onError and skipped.
 func ListUnfinished(c *archive.Collection, onError func(error)) ([]Pending, error) {
-	pattern := c.Path(filepath.Join(archive.UsersDir, "*", "snapshots", "*", "*", "*", archive.IndexFile))
-	files, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", pattern, err)
+	dirs := []string{archive.UsersDir}
+	// user, "snapshots", date, domain, id: the levels below archive/users.
+	for level := range 5 {
+		var next []string
+		for _, dir := range dirs {
+			entries, err := os.ReadDir(c.Path(dir))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				onError(err)
+				continue
+			}
+			for _, e := range entries {
+				name := e.Name()
+				if !e.IsDir() || archive.IsTemp(name) || level == 1 && name != "snapshots" {
+					continue // (IsDir is false for a symlink)
+				}
+				next = append(next, dir+"/"+name)
+			}
+		}
+		dirs = next
 	}
 	var out []Pending
-	for _, f := range files {
-		dir := filepath.Dir(f)
-		rel, err := filepath.Rel(c.Dir, dir)
-		if err != nil {
-			return nil, err
+	for _, rel := range dirs {
+		ix, _, err := archive.ReadIndex(c.Path(rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a folder without an index is no snapshot
 		}
-		rel = filepath.ToSlash(rel)
-		if archive.IsTemp(filepath.Base(dir)) || CheckDir(c, rel) != nil {
-			continue
-		}
-		ix, _, err := archive.ReadIndex(dir)
 		if err != nil {
 			onError(err)
 			continue
