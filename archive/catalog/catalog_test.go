@@ -215,7 +215,13 @@ func TestReindexEqualsTree(t *testing.T) {
 	if !cat.Rebuilt {
 		t.Error("a new catalog should report Rebuilt")
 	}
+	if empty, err := cat.Empty(context.Background()); err != nil || !empty {
+		t.Errorf("new catalog: Empty %v, %v; want true", empty, err)
+	}
 	st, problems := reindex(t, cat, false)
+	if empty, err := cat.Empty(context.Background()); err != nil || empty {
+		t.Errorf("after reindex: Empty %v, %v; want false", empty, err)
+	}
 	if len(problems) > 0 {
 		t.Fatalf("problems: %q", problems)
 	}

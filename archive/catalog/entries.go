@@ -259,6 +259,17 @@ func (c *Catalog) queryError(q Query, err error) error {
 	return fmt.Errorf("query catalog %s: %w", c.path, err)
 }
 
+// Empty reports whether the catalog has no snapshot. Unlike a Count of
+// everything it reads one row, not the whole table (11 ms at 100k
+// snapshots, paid by every list and search that asks first).
+func (c *Catalog) Empty(ctx context.Context) (bool, error) {
+	var any bool
+	if err := c.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM snapshots)`).Scan(&any); err != nil {
+		return false, fmt.Errorf("read catalog %s: %w", c.path, err)
+	}
+	return !any, nil
+}
+
 // Count returns how many snapshots q selects (ignoring Sort).
 func (c *Catalog) Count(ctx context.Context, q Query) (int, error) {
 	cq, err := q.compile()

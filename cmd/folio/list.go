@@ -132,8 +132,8 @@ func fillCatalog(cmd *cobra.Command, e *env, coll *archive.Collection, locked bo
 	if err != nil {
 		return nil, err
 	}
-	n, err := cat.Count(ctx, catalog.Query{})
-	if err != nil || n > 0 {
+	empty, err := cat.Empty(ctx)
+	if err != nil || !empty {
 		return cat, err
 	}
 	d, err := cat.Drift(ctx, 0)
