@@ -125,17 +125,44 @@ func folderStamp(st *unix.Stat_t) string {
 }
 
 // walk sends every snapshot folder that is new or whose index changed to
-// out. Folders that are unchanged are only counted. The tree is listed
-// first, then the folders are compared with what the catalog knows.
+// out. Folders that are unchanged are only counted. Each date folder's
+// snapshot folders are compared with what the catalog knows as soon as
+// the folder is listed, so what the walk holds does not grow with the
+// tree; only those listed before the catalog's rows are loaded (w.ready)
+// wait for them, which keeps the listing and the load overlapped.
 func (w *walker) walk(ctx context.Context, out chan<- folder) error {
-	list := w.list
-	if w.scope != nil {
-		list = w.listScope
+	var (
+		mu      sync.Mutex
+		pending []folder // listed before ready
+	)
+	deliver := func(ctx context.Context, fs []folder) error {
+		if w.ready != nil {
+			select {
+			case <-w.ready:
+			default:
+				mu.Lock()
+				pending = append(pending, fs...)
+				mu.Unlock()
+				return nil
+			}
+		}
+		for _, f := range fs {
+			if err := w.emit(ctx, f, out); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
 	}
-	found, err := list(ctx)
-	if err != nil {
+	if w.scope != nil {
+		found, err := w.listScope(ctx)
+		if err != nil {
+			return err
+		}
+		pending = found
+	} else if err := w.list(ctx, deliver); err != nil {
 		return err
 	}
+	// What was listed before the catalog's rows were loaded.
 	if w.ready != nil {
 		select {
 		case <-w.ready:
@@ -145,65 +172,12 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(w.workers)
-	emit := func(f folder) error {
-		if w.skip[f.dir] {
-			return nil
-		}
-		w.scanned.Add(1)
-		stampText := func() {
-			f.textStamp, f.textFile = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
-		}
-		k := w.known[f.dir]
-		if k == nil {
-			if w.text {
-				stampText()
-				f.readText = true
-			}
-		} else {
-			k.seen = true
-			f.known = k
-			cur := f.pre
-			if cur == "" || len(stampFiles(f.layout, k.indexFile)) > 1 {
-				cur = statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile)
-			}
-			same := !w.force && cur == k.stamp
-			if same && k.rowid == 0 {
-				w.unreadable.Add(1)
-				w.mu.Lock()
-				w.problems = append(w.problems, k.problems...)
-				w.mu.Unlock()
-				return nil
-			}
-			// Whoever writes capture text records it in the index, so
-			// the text files are looked at only when the index changed,
-			// in a scoped reindex, which looks closely at few folders,
-			// or when their text was left out (NoText: no stamp).
-			if same && (!w.text || w.scope == nil && k.textStamp != "") {
-				w.unchanged.Add(1)
-				return nil
-			}
-			if w.text {
-				stampText()
-				f.readText = w.force || k.rowid == 0 || f.textStamp != k.textStamp
-				if same && !f.readText {
-					w.unchanged.Add(1)
-					return nil
-				}
-			}
-		}
-		select {
-		case out <- f:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	for len(found) > 0 {
-		chunk := found[:min(len(found), 512)]
-		found = found[len(chunk):]
+	for len(pending) > 0 {
+		chunk := pending[:min(len(pending), 512)]
+		pending = pending[len(chunk):]
 		g.Go(func() error {
 			for _, f := range chunk {
-				if err := emit(f); err != nil {
+				if err := w.emit(ctx, f, out); err != nil {
 					return err
 				}
 			}
@@ -213,17 +187,69 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	return g.Wait()
 }
 
-// list finds the snapshot folders of the tree, listing folders in
-// parallel.
-func (w *walker) list(ctx context.Context) ([]folder, error) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.workers)
-	var found []folder
-	add := func(fs []folder) {
-		w.mu.Lock()
-		found = append(found, fs...)
-		w.mu.Unlock()
+// emit compares one listed folder with the catalog's row for it and sends
+// it to out when it is new or changed. It runs in several goroutines at
+// once, and only once w.known is loaded.
+func (w *walker) emit(ctx context.Context, f folder, out chan<- folder) error {
+	if w.skip[f.dir] {
+		return nil
 	}
+	w.scanned.Add(1)
+	stampText := func() {
+		f.textStamp, f.textFile = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
+	}
+	k := w.known[f.dir]
+	if k == nil {
+		if w.text {
+			stampText()
+			f.readText = true
+		}
+	} else {
+		k.seen = true
+		f.known = k
+		cur := f.pre
+		if cur == "" || len(stampFiles(f.layout, k.indexFile)) > 1 {
+			cur = statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile)
+		}
+		same := !w.force && cur == k.stamp
+		if same && k.rowid == 0 {
+			w.unreadable.Add(1)
+			w.mu.Lock()
+			w.problems = append(w.problems, k.problems...)
+			w.mu.Unlock()
+			return nil
+		}
+		// Whoever writes capture text records it in the index, so
+		// the text files are looked at only when the index changed,
+		// in a scoped reindex, which looks closely at few folders,
+		// or when their text was left out (NoText: no stamp).
+		if same && (!w.text || w.scope == nil && k.textStamp != "") {
+			w.unchanged.Add(1)
+			return nil
+		}
+		if w.text {
+			stampText()
+			f.readText = w.force || k.rowid == 0 || f.textStamp != k.textStamp
+			if same && !f.readText {
+				w.unchanged.Add(1)
+				return nil
+			}
+		}
+	}
+	select {
+	case out <- f:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// list finds the snapshot folders of the tree, listing folders in
+// parallel, and hands them to deliver a date folder at a time (the legacy
+// folders of archive/ in chunks), from the listing goroutines.
+func (w *walker) list(ctx context.Context, deliver func(context.Context, []folder) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(w.workers)
 
 	// Legacy folders: real directories directly under archive/ named like
 	// a timestamp. Symlinks there are projections of other folders.
@@ -238,7 +264,11 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 			}
 		}
 	}
-	add(legacy)
+	for len(legacy) > 0 {
+		chunk := legacy[:min(len(legacy), 512)]
+		legacy = legacy[len(chunk):]
+		g.Go(func() error { return deliver(gctx, chunk) })
+	}
 
 	// Current layout: archive/users/<user>/snapshots/<date>/<domain>/<id>.
 	// A date or domain folder whose stamp is the one the catalog listed
@@ -253,8 +283,8 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 		dates, _ := w.readDir(ctx, snaps, buf)
 		for _, d := range w.dirs(snaps, dates) {
 			dateDir := snaps + "/" + d
-			if err := ctx.Err(); err != nil {
-				return nil, err
+			if gctx.Err() != nil {
+				break
 			}
 			g.Go(func() error {
 				fd, err := openDir(w.abs(dateDir))
@@ -262,17 +292,16 @@ func (w *walker) list(ctx context.Context) ([]folder, error) {
 					w.unlisted(dateDir, err)
 					return nil
 				}
-				defer unix.Close(fd)
-				mine := w.dateFolder(ctx, fd, dateDir, u, make([]byte, 32<<10))
-				add(mine)
-				return ctx.Err()
+				mine := w.dateFolder(gctx, fd, dateDir, u, make([]byte, 32<<10))
+				unix.Close(fd)
+				return deliver(gctx, mine)
 			})
 		}
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return err
 	}
-	return found, nil
+	return ctx.Err()
 }
 
 // dirs returns the names of the real directories among entries of the
