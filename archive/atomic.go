@@ -1,7 +1,9 @@
 package archive
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -284,6 +286,50 @@ func ReadFd(fd int, size int64) ([]byte, error) {
 			return data, nil
 		}
 		data = data[:len(data)+n]
+	}
+}
+
+// Dirent is one entry of a directory listing.
+type Dirent struct {
+	Name string
+	Type uint8 // unix.DT_*; DT_UNKNOWN when the filesystem does not say
+}
+
+// ReadDirFd lists the open directory fd with raw getdents(2) calls into
+// buf (scratch space), "." and ".." left out, in the order the filesystem
+// gives them, each entry with the type the listing tells: a folder of
+// small files is looked at without a stat per entry. Errors are the raw
+// errno; the caller names the folder.
+func ReadDirFd(fd int, buf []byte) ([]Dirent, error) {
+	var out []Dirent
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen <= 19 || reclen > len(b) {
+				return nil, errors.New("malformed directory entry")
+			}
+			typ := b[18]
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			out = append(out, Dirent{Name: string(name), Type: typ})
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
 	"github.com/folio-archive/folio/plugins"
+	"github.com/folio-archive/folio/warc"
 )
 
 // mutable are the root files a snapshot rewrites after hashes.json is
@@ -40,6 +41,7 @@ type checker struct {
 	opts  *Options
 	found func(Problem)
 	rep   folderReport
+	warcs []string // the WARC files scan found, slash paths in the folder
 	*scratch
 }
 
@@ -200,19 +202,24 @@ func (ch *checker) checkLegacy() {
 // scan goes through the open folder dirfd (rel inside the snapshot
 // folder) as hashes.json does, symlinks and the skipped folders left out,
 // and checks each regular file against the manifest m (nil: none),
-// marking what it finds in seen. Files are opened relative to their
-// folder and read through raw system calls: a snapshot folder is mostly
-// small files, and their cost is in the calls, not in the hashing.
+// marking what it finds in seen; it notes the WARC files of warc.Dirs for
+// checkWARCs. Files are opened relative to their folder and read through
+// raw system calls: a snapshot folder is mostly small files, and their
+// cost is in the calls, not in the hashing. The listing's entry types
+// spare a stat of each folder and, without a manifest, any call for a
+// file; an entry the filesystem gives no type is opened and stat'ed.
 func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.Hashes, seen map[string]bool) {
-	names, err := ch.names(dirfd)
+	entries, err := archive.ReadDirFd(dirfd, ch.dbuf)
 	if err != nil {
 		ch.problem(Unreadable, rel, "list: %v", err)
 		return
 	}
-	for _, name := range names {
+	warcDir := slices.Contains(warc.Dirs, rel)
+	for _, e := range entries {
 		if ctx.Err() != nil {
 			return
 		}
+		name := e.Name
 		r := name
 		if rel != "" {
 			r = rel + "/" + name
@@ -221,39 +228,81 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.H
 			ch.problem(Temp, r, "%s", tempDetail)
 			continue
 		}
-		fd, err := openAt(dirfd, name)
-		if err == unix.ELOOP || err == unix.ENXIO {
-			continue // a symlink, or a socket: not a file hashes.json lists
-		}
-		if err != nil {
-			ch.problem(Unreadable, r, "open: %v", err)
+		switch e.Type {
+		case unix.DT_DIR:
+			if !plugins.HashSkipped(name) {
+				ch.enter(ctx, dirfd, name, r, m, seen)
+			}
 			continue
+		case unix.DT_REG:
+			if warcDir && warc.IsWARC(name) {
+				ch.warcs = append(ch.warcs, r)
+			}
+			if m == nil || rel == "" && mutable[name] {
+				continue // nothing to compare it with
+			}
+		case unix.DT_UNKNOWN:
+		default:
+			continue // a symlink, a socket, a fifo, a device: not a file hashes.json lists
 		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			ch.problem(Unreadable, r, "stat: %v", err)
-		} else if st.Mode&unix.S_IFMT == unix.S_IFDIR && !plugins.HashSkipped(name) {
-			ch.scan(ctx, fd, r, m, seen)
-		} else if st.Mode&unix.S_IFMT == unix.S_IFREG && m != nil && !(rel == "" && mutable[name]) {
-			ch.check(fd, r, st.Size, m, seen)
-		}
-		unix.Close(fd)
+		ch.open(ctx, dirfd, e, rel, r, warcDir, m, seen)
 	}
 }
 
-// names lists the open folder dirfd.
-func (sc *scratch) names(dirfd int) ([]string, error) {
-	var names []string
-	for {
-		n, err := unix.ReadDirent(dirfd, sc.dbuf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return names, err
-		}
-		_, _, names = unix.ParseDirent(sc.dbuf[:n], -1, names)
+// open opens the entry e of the open folder dirfd (r inside the snapshot
+// folder, in the folder rel) and checks what its stat says it is: a
+// regular file the listing typed (or one it did not), or an untyped entry
+// that is a folder.
+func (ch *checker) open(ctx context.Context, dirfd int, e archive.Dirent, rel, r string, warcDir bool, m *archive.Hashes, seen map[string]bool) {
+	fd, err := openAt(dirfd, e.Name)
+	if err == unix.ELOOP || err == unix.ENXIO {
+		return // a symlink, or a socket: not a file hashes.json lists
 	}
+	if err != nil {
+		ch.problem(Unreadable, r, "open: %v", err)
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		ch.problem(Unreadable, r, "stat: %v", err)
+		return
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		if !plugins.HashSkipped(e.Name) {
+			ch.scan(ctx, fd, r, m, seen)
+		}
+	case unix.S_IFREG:
+		if e.Type == unix.DT_UNKNOWN && warcDir && warc.IsWARC(e.Name) {
+			ch.warcs = append(ch.warcs, r)
+		}
+		if m != nil && !(rel == "" && mutable[e.Name]) {
+			ch.check(fd, r, st.Size, m, seen)
+		}
+	}
+}
+
+// enter scans the folder name of the open folder dirfd, r inside the
+// snapshot folder, never through a symlink.
+func (ch *checker) enter(ctx context.Context, dirfd int, name, r string, m *archive.Hashes, seen map[string]bool) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == unix.ELOOP || err == unix.ENOTDIR:
+		return // replaced by a symlink or a file since it was listed
+	case err != nil:
+		ch.problem(Unreadable, r, "open: %v", err)
+		return
+	}
+	defer unix.Close(fd)
+	ch.scan(ctx, fd, r, m, seen)
 }
 
 // check compares the open regular file fd, rel in the folder, with the

@@ -25,12 +25,13 @@ func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
 		return nil // the folders' own checks report what cannot be read
 	}
 	defer unix.Close(fd)
-	names, err := sc.names(fd)
+	entries, err := archive.ReadDirFd(fd, sc.dbuf)
 	if err != nil {
 		return nil
 	}
 	var out []Problem
-	for _, name := range names {
+	for _, e := range entries {
+		name := e.Name
 		if !archive.IsTemp(name) {
 			continue
 		}

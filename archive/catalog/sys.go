@@ -1,10 +1,8 @@
 package catalog
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -16,10 +14,7 @@ import (
 // system calls: no sorting, no FileInfo values, no poller registration.
 
 // dirent is one entry of a directory listing.
-type dirent struct {
-	name string
-	typ  uint8 // unix.DT_*; DT_UNKNOWN when the filesystem does not say
-}
+type dirent = archive.Dirent
 
 // listDir returns the entries of the directory at path, "." and ".."
 // excluded, in the order the filesystem gives them. buf is scratch space.
@@ -51,49 +46,24 @@ func openDirAt(dirfd int, name string) (int, error) {
 	return fd, nil
 }
 
-// listDirFd lists the open directory fd.
+// listDirFd lists the open directory fd (see archive.ReadDirFd).
 func listDirFd(fd int, buf []byte) ([]dirent, error) {
-	var out []dirent
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, errnoErr(err)
-		}
-		if n <= 0 {
-			return out, nil
-		}
-		for b := buf[:n]; len(b) > 0; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			if reclen <= 19 || reclen > len(b) {
-				return nil, errors.New("malformed directory entry")
-			}
-			typ := b[18]
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[reclen:]
-			if string(name) == "." || string(name) == ".." {
-				continue
-			}
-			out = append(out, dirent{name: string(name), typ: typ})
-		}
+	out, err := archive.ReadDirFd(fd, buf)
+	if err != nil {
+		return nil, errnoErr(err)
 	}
+	return out, nil
 }
 
 // isDir resolves an entry's type, with an lstat when the listing did not
 // say; symlinks are never directories here.
-func (d dirent) isDir(parent string) bool {
-	switch d.typ {
+func isDir(d dirent, parent string) bool {
+	switch d.Type {
 	case unix.DT_DIR:
 		return true
 	case unix.DT_UNKNOWN:
 		var st unix.Stat_t
-		return unix.Lstat(parent+"/"+d.name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+		return unix.Lstat(parent+"/"+d.Name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 	}
 	return false
 }

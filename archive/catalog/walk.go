@@ -257,8 +257,8 @@ func (w *walker) list(ctx context.Context, deliver func(context.Context, []folde
 	entries, _ := w.readRoot(ctx, archive.ArchiveDir, buf)
 	var legacy []folder
 	for _, e := range entries {
-		if _, ok := layout.LegacyTimestamp(e.name); ok && !archive.IsTemp(e.name) && e.isDir(w.abs(archive.ArchiveDir)) {
-			legacy = append(legacy, folder{dir: archive.ArchiveDir + "/" + e.name, layout: LayoutLegacy, name: e.name})
+		if _, ok := layout.LegacyTimestamp(e.Name); ok && !archive.IsTemp(e.Name) && isDir(e, w.abs(archive.ArchiveDir)) {
+			legacy = append(legacy, folder{dir: archive.ArchiveDir + "/" + e.Name, layout: LayoutLegacy, name: e.Name})
 			if !w.skip[legacy[len(legacy)-1].dir] {
 				w.legacy.Add(1)
 			}
@@ -310,8 +310,8 @@ func (w *walker) dirs(rel string, entries []dirent) []string {
 	var out []string
 	parent := w.abs(rel)
 	for _, e := range entries {
-		if !archive.IsTemp(e.name) && e.isDir(parent) {
-			out = append(out, e.name)
+		if !archive.IsTemp(e.Name) && isDir(e, parent) {
+			out = append(out, e.Name)
 		}
 	}
 	return out
@@ -324,8 +324,8 @@ func (w *walker) snapshotDirs(rel string, entries []dirent) []string {
 	var out []string
 	parent := w.abs(rel)
 	for _, e := range entries {
-		if (!archive.IsTemp(e.name) || archive.IsStaging(e.name)) && e.isDir(parent) {
-			out = append(out, e.name)
+		if (!archive.IsTemp(e.Name) || archive.IsStaging(e.Name)) && isDir(e, parent) {
+			out = append(out, e.Name)
 		}
 	}
 	return out
