@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -919,5 +920,69 @@ func TestReindexSymlinkedRoots(t *testing.T) {
 				t.Fatalf("stats %+v problems %q; want %d added", st, problems, len(m.Snapshots))
 			}
 		})
+	}
+}
+
+// TestWalkInCatalogOrder checks the walk that reads the catalog as it goes,
+// in the order of folder paths, where that order is not the order of the
+// folders' names: users "bob-x" and "bob.x" sort before "bob" once a
+// slash follows ("-" and "." come before "/"), and "bob0" after. A walk
+// that met their rows out of order would drop rows as gone and add them
+// again as new on every reindex.
+func TestWalkInCatalogOrder(t *testing.T) {
+	c := newCollection(t)
+	var dirs []string
+	for i, user := range []string{"bob", "bob-x", "bob.x", "bob0", "a"} {
+		dirs = append(dirs, writeSnapshot(t, c, user, snapshot(i, "Snapshot of "+user)))
+		// A second snapshot of the same day, and one of another day.
+		dirs = append(dirs, writeSnapshot(t, c, user, snapshot(i+10, "Same day of "+user)))
+		dirs = append(dirs, writeSnapshot(t, c, user, snapshot(i+100, "Later of "+user)))
+	}
+	// A date folder whose name extends another's: its rows sort before
+	// those of the shorter one.
+	moved := strings.Replace(dirs[1], "/20240720/", "/20240720-old/", 1)
+	if err := os.MkdirAll(c.Path(path.Dir(moved)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(c.Path(dirs[1]), c.Path(moved)); err != nil {
+		t.Fatal(err)
+	}
+	dirs[1] = moved
+	writeFile(t, c, "archive/1609459200/index.json", legacyLink)
+	writeFile(t, c, "archive/1609459200.5/index.json", strings.Replace(legacyLink, `"1609459200.0"`, `"1609459200.5"`, 1))
+	cat := openCatalog(t, c)
+	st, problems := reindex(t, cat, false)
+	if len(problems) > 0 || st.Added != len(dirs)+2 {
+		t.Fatalf("first reindex: %+v, problems %q; want %d added", st, problems, len(dirs)+2)
+	}
+	for range 2 {
+		st, _ = reindex(t, cat, false)
+		if st.Added+st.Updated+st.Removed != 0 || st.Unchanged != len(dirs)+2 {
+			t.Fatalf("reindex with nothing changed: %+v", st)
+		}
+		d, err := cat.Drift(ctx, 2)
+		if err != nil || d.Stale() || d.Scanned != len(dirs)+2 {
+			t.Fatalf("drift with nothing changed: %+v, %v", d, err)
+		}
+	}
+
+	// Folders gone: one in the middle of the order, a whole user, a
+	// legacy folder, and the last date folder of all.
+	for _, rel := range []string{dirs[0], "archive/users/bob.x", "archive/1609459200.5", path.Dir(path.Dir(dirs[len(dirs)-1]))} {
+		if err := os.RemoveAll(c.Path(rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const gone = 1 + 3 + 1 + 1
+	d, err := cat.Drift(ctx, 2)
+	if err != nil || d.Gone != gone || d.New != 0 || d.Changed != 0 {
+		t.Fatalf("drift after removals: %+v, %v; want %d gone", d, err, gone)
+	}
+	st, _ = reindex(t, cat, false)
+	if st.Removed != gone || st.Added != 0 || st.Unchanged != len(dirs)+2-gone {
+		t.Fatalf("reindex after removals: %+v; want %d removed", st, gone)
+	}
+	if n, _ := cat.Count(ctx, catalog.Query{}); n != len(dirs)+2-gone {
+		t.Errorf("count %d, want %d", n, len(dirs)+2-gone)
 	}
 }

@@ -39,20 +39,17 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	knownRows, err := c.loadKnown(ctx)
-	if err != nil {
-		return d, err
-	}
-	listings, err := c.loadListings(ctx)
-	if err != nil {
-		return d, err
-	}
 	// Drift only reads: it trusts the catalog's listings, keeps no new one.
 	hidden, err := c.coll.HiddenDirs()
 	if err != nil {
 		return d, err
 	}
-	w := &walker{root: c.coll.Dir, workers: workers, known: knownRows, listings: listings, skip: hidden}
+	w := &walker{root: c.coll.Dir, workers: workers, skip: hidden}
+	done, err := c.openWalk(ctx, w)
+	if err != nil {
+		return d, err
+	}
+	defer done()
 	folders := make(chan folder, 512)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -76,8 +73,8 @@ func (c *Catalog) Drift(ctx context.Context, workers int) (Drift, error) {
 	if err := g.Wait(); err != nil {
 		return d, fmt.Errorf("scan %s: %w", c.coll.Dir, err)
 	}
-	for dir, k := range knownRows {
-		if !k.seen && !w.hidden(dir) && k.rowid != 0 {
+	for _, r := range w.gone {
+		if r.rowid != 0 && !w.hidden(r.dir) {
 			d.Gone++
 		}
 	}

@@ -2,55 +2,52 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
-// loadListings reads the catalog's listings of date folders.
-func (c *Catalog) loadListings(ctx context.Context) (map[string]listing, error) {
-	var n int
-	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM folders`).Scan(&n); err != nil {
-		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+// openWalk sets w up to walk the whole tree against the catalog: the
+// rows of snapshot folders and the listings of date folders are read in
+// the order of their paths as the walk goes, and the folders that could
+// not be cataloged (few) whole. close ends the reads.
+func (c *Catalog) openWalk(ctx context.Context, w *walker) (close func(), err error) {
+	if w.bad, err = c.loadBad(ctx); err != nil {
+		return nil, err
 	}
-	m := make(map[string]listing, n)
-	rows, err := c.db.QueryContext(ctx, `SELECT dir, stamp, domains FROM folders`)
+	w.rows, err = openSorted(ctx, c, `SELECT dir, rowid, stamp, index_file, text_stamp FROM snapshots INDEXED BY snapshots_known ORDER BY dir`,
+		func(rows *sql.Rows) (string, *known, error) {
+			var dir string
+			k := &known{}
+			err := rows.Scan(&dir, &k.rowid, &k.stamp, &k.indexFile, &k.textStamp)
+			return dir, k, err
+		})
 	if err != nil {
-		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var dir string
-		var l listing
-		var domains []byte
-		if err := rows.Scan(&dir, &l.stamp, &domains); err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-		}
-		l.domains = string(domains)
-		m[dir] = l
+	w.listings, err = openSorted(ctx, c, `SELECT dir, stamp, domains FROM folders ORDER BY dir`,
+		func(rows *sql.Rows) (string, listing, error) {
+			var dir string
+			var l listing
+			var domains []byte
+			err := rows.Scan(&dir, &l.stamp, &domains)
+			l.domains = string(domains)
+			return dir, l, err
+		})
+	if err != nil {
+		w.rows.close()
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
-	}
-	return m, nil
+	return func() {
+		w.rows.close()
+		w.listings.close()
+	}, nil
 }
 
 // saveListings brings the folders table in line with a walk: the new
 // listings it made are stored, and those it neither trusted nor made
 // again (folders gone, changed too recently, or not reached) are dropped.
 func (c *Catalog) saveListings(ctx context.Context, w *walker, batch int) error {
-	keep := make(map[string]bool, len(w.trusted)+len(w.listed))
-	for _, d := range w.trusted {
-		keep[d] = true
-	}
-	for _, l := range w.listed {
-		keep[l.dir] = true
-	}
-	var drop []string
-	for d := range w.listings {
-		if !keep[d] {
-			drop = append(drop, d)
-		}
-	}
-	listed := w.listed
+	drop, listed := w.dropped, w.listed
 	for len(drop) > 0 || len(listed) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err

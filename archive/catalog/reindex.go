@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"sort"
 	"strconv"
@@ -90,7 +91,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 
 	// A full reindex reads every folder again but replaces rows in
 	// place, batch by batch, so readers never see an emptied catalog.
-	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, text: !opts.NoText, ready: make(chan struct{}),
+	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, text: !opts.NoText,
 		trustBefore: opts.Now().Add(-ListingAge).UnixNano()}
 	if opts.Scope != nil {
 		w.scope = cleanScope(opts.Scope)
@@ -99,29 +100,23 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		return stats, err
 	}
 	scoped := w.scope != nil
-	if !scoped {
-		if w.listings, err = c.loadListings(ctx); err != nil {
+	fresh := false // the catalog was empty
+	if scoped {
+		if w.known, err = c.loadScoped(ctx, w.scope); err != nil {
 			return stats, err
 		}
+	} else {
+		done, err := c.openWalk(ctx, w)
+		if err != nil {
+			return stats, err
+		}
+		defer done()
+		fresh = w.rows.done && w.rows.n == 0 && len(w.bad) == 0
 	}
 	folders := make(chan folder, 256)
 	rows := make(chan entryRow, 64)
 
 	g, gctx := errgroup.WithContext(ctx)
-	// What the catalog knows is loaded while the tree is listed.
-	g.Go(func() error {
-		load := c.loadKnown
-		if scoped {
-			load = func(ctx context.Context) (map[string]*known, error) { return c.loadScoped(ctx, w.scope) }
-		}
-		m, err := load(gctx)
-		if err != nil {
-			return err
-		}
-		w.known = m
-		close(w.ready)
-		return nil
-	})
 	g.Go(func() error {
 		defer close(folders)
 		return w.walk(gctx, folders)
@@ -173,16 +168,14 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	// below a folder the walk could not list.
 	var gone []int64
 	var goneDirs, goneBad []string
-	knownRows := w.known
-	fresh := len(knownRows) == 0 && !scoped
-	for dir, k := range knownRows {
+	for _, r := range w.gone {
 		switch {
-		case k.seen || w.hidden(dir):
-		case k.rowid != 0:
-			gone = append(gone, k.rowid)
-			goneDirs = append(goneDirs, dir)
+		case w.hidden(r.dir):
+		case r.rowid != 0:
+			gone = append(gone, r.rowid)
+			goneDirs = append(goneDirs, r.dir)
 		default:
-			goneBad = append(goneBad, dir)
+			goneBad = append(goneBad, r.dir)
 		}
 	}
 	if err := c.deleteRows(ctx, gone, goneDirs, goneBad, gen, opts.BatchSize); err != nil {
@@ -240,7 +233,19 @@ func (c *Catalog) loadKnown(ctx context.Context) (map[string]*known, error) {
 		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}
 	rows.Close()
-	rows, err = c.db.QueryContext(ctx, `SELECT dir, stamp, problems FROM problems`)
+	bad, err := c.loadBad(ctx)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(m, bad)
+	return m, nil
+}
+
+// loadBad reads the folders that could not be cataloged, with their
+// problems.
+func (c *Catalog) loadBad(ctx context.Context) (map[string]*known, error) {
+	m := map[string]*known{}
+	rows, err := c.db.QueryContext(ctx, `SELECT dir, stamp, problems FROM problems`)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}

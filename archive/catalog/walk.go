@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,10 +61,15 @@ type walker struct {
 	// skip holds the folders 'folio remove' hid (archive.HiddenFile):
 	// they are not reported, so their rows are dropped as gone.
 	skip map[string]bool
-	// known is what the catalog holds; it may be loaded while the tree is
-	// listed, and is read only once ready is closed (nil: known is set).
-	known map[string]*known
-	ready chan struct{}
+	// A walk of the whole tree reads what the catalog knows as it goes,
+	// in the order of folder paths (see sorted and walkTree): the rows
+	// of snapshot folders and the listings of date folders. The folders
+	// that could not be cataloged (few) are held whole in bad. A scoped
+	// walk is handed known, the rows of its scope, instead.
+	rows     *sorted[*known]
+	listings *sorted[listing]
+	bad      map[string]*known
+	known    map[string]*known
 
 	scanned    atomic.Int64
 	legacy     atomic.Int64 // legacy folders listed in archive/, hidden ones left out
@@ -71,17 +77,26 @@ type walker struct {
 	unreadable atomic.Int64 // unchanged folders that could not be cataloged before
 	staging    atomic.Int64 // staging folders of interrupted copies beside snapshot folders
 
-	// listings are the catalog's listings of date folders; those
-	// listed again whose ctime is before trustBefore (ns) are kept in
-	// listed, those whose listing still holds in trusted.
-	listings    map[string]listing
+	// Date folders listed again whose ctime is before trustBefore (ns)
+	// have their new listing kept in listed; dropped are the catalog's
+	// listings that neither held nor were made again.
 	trustBefore int64
 
 	mu       sync.Mutex
 	blind    []string // folders that could not be listed: rows below them are kept
 	problems []Problem
 	listed   []listingRow
-	trusted  []string
+	dropped  []string
+	// gone are the catalog's rows whose folder the walk did not find,
+	// those below a folder it could not list (blind) included.
+	gone []goneRow
+}
+
+// goneRow is a catalog row whose folder a walk did not find; rowid 0 for
+// a folder that could not be cataloged.
+type goneRow struct {
+	dir   string
+	rowid int64
 }
 
 // listing is what the catalog remembers of a date folder of the current
@@ -125,56 +140,171 @@ func folderStamp(st *unix.Stat_t) string {
 }
 
 // walk sends every snapshot folder that is new or whose index changed to
-// out. Folders that are unchanged are only counted. Each date folder's
-// snapshot folders are compared with what the catalog knows as soon as
-// the folder is listed, so what the walk holds does not grow with the
-// tree; only those listed before the catalog's rows are loaded (w.ready)
-// wait for them, which keeps the listing and the load overlapped.
+// out. Folders that are unchanged are only counted; rows whose folder the
+// walk did not find are collected in gone.
 func (w *walker) walk(ctx context.Context, out chan<- folder) error {
-	var (
-		mu      sync.Mutex
-		pending []folder // listed before ready
-	)
-	deliver := func(ctx context.Context, fs []folder) error {
-		if w.ready != nil {
-			select {
-			case <-w.ready:
-			default:
-				mu.Lock()
-				pending = append(pending, fs...)
-				mu.Unlock()
-				return nil
-			}
-		}
-		for _, f := range fs {
-			if err := w.emit(ctx, f, out); err != nil {
-				return err
-			}
-		}
-		return ctx.Err()
-	}
 	if w.scope != nil {
-		found, err := w.listScope(ctx)
-		if err != nil {
-			return err
-		}
-		pending = found
-	} else if err := w.list(ctx, deliver); err != nil {
+		return w.walkScope(ctx, out)
+	}
+	return w.walkTree(ctx, out)
+}
+
+// walkScope looks at the folders of a scoped reindex, against the rows of
+// the scope the caller loaded into w.known.
+func (w *walker) walkScope(ctx context.Context, out chan<- folder) error {
+	found, err := w.listScope(ctx)
+	if err != nil {
 		return err
 	}
-	// What was listed before the catalog's rows were loaded.
-	if w.ready != nil {
-		select {
-		case <-w.ready:
-		case <-ctx.Done():
-			return ctx.Err()
+	todo := found[:0]
+	for _, f := range found {
+		if w.skip[f.dir] {
+			continue
+		}
+		if k := w.known[f.dir]; k != nil {
+			k.seen = true
+			f.known = k
+		}
+		todo = append(todo, f)
+	}
+	if err := w.emitAll(ctx, todo, out); err != nil {
+		return err
+	}
+	for dir, k := range w.known {
+		if !k.seen {
+			w.gone = append(w.gone, goneRow{dir: dir, rowid: k.rowid})
 		}
 	}
+	return nil
+}
+
+// unit is a step of walkTree: a legacy folder, or a date folder of the
+// current layout with the snapshot folders below it.
+type unit struct {
+	dir    string
+	user   string
+	legacy bool
+	old    listing // the catalog's listing of a date folder
+	hadOld bool
+	kept   bool // its listing held, or a new one is kept
+	found  []folder
+}
+
+// key orders units as the catalog orders the rows of their folders: a
+// date folder's rows all start with its path and a slash.
+func (u *unit) key() string {
+	if u.legacy {
+		return u.dir
+	}
+	return u.dir + "/"
+}
+
+// unitBatch is how many units walkTree lists before it compares them with
+// the catalog: enough to keep every worker busy, few enough that what it
+// holds does not grow with the tree.
+const unitBatch = 64
+
+// walkTree walks the whole tree in the order of the catalog's rows, a
+// batch of date folders at a time: their listings are read from the
+// catalog, the folders listed in parallel, their snapshot folders matched
+// with the rows in order, and the new and changed ones stat'ed and sent
+// in parallel. The catalog is read as the walk goes (w.rows, w.listings),
+// so memory does not grow with the collection.
+func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
+	units, err := w.units(ctx)
+	if err != nil {
+		return err
+	}
+	lost := func(dir string, k *known) { w.gone = append(w.gone, goneRow{dir: dir, rowid: k.rowid}) }
+	drop := func(dir string, _ listing) { w.dropped = append(w.dropped, dir) }
+	for len(units) > 0 {
+		batch := units[:min(len(units), unitBatch)]
+		units = units[len(batch):]
+		for i := range batch {
+			if u := &batch[i]; !u.legacy {
+				w.listings.skipTo(u.dir, drop)
+				u.old, u.hadOld = w.listings.at(u.dir)
+			}
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(w.workers)
+		for i := range batch {
+			u := &batch[i]
+			if u.legacy {
+				u.found = []folder{{dir: u.dir, layout: LayoutLegacy, name: path.Base(u.dir)}}
+				continue
+			}
+			g.Go(func() error {
+				fd, err := openDir(w.abs(u.dir))
+				if err != nil {
+					w.unlisted(u.dir, err)
+					return nil
+				}
+				defer unix.Close(fd)
+				u.found = w.dateFolder(gctx, fd, u, make([]byte, 32<<10))
+				return gctx.Err()
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		var todo []folder
+		for i := range batch {
+			u := &batch[i]
+			if u.hadOld && !u.kept {
+				w.dropped = append(w.dropped, u.dir)
+			}
+			w.rows.skipTo(u.key(), lost)
+			here := map[string]*known{}
+			if u.legacy {
+				if k, ok := w.rows.at(u.dir); ok {
+					here[u.dir] = k
+				}
+			} else {
+				w.rows.below(u.dir, func(dir string, k *known) { here[dir] = k })
+			}
+			for _, f := range u.found {
+				if w.skip[f.dir] {
+					continue // its row, if any, is gone
+				}
+				if k := here[f.dir]; k != nil {
+					delete(here, f.dir)
+					f.known = k
+				} else if k := w.bad[f.dir]; k != nil {
+					k.seen = true
+					f.known = k
+				}
+				todo = append(todo, f)
+			}
+			for dir, k := range here {
+				lost(dir, k)
+			}
+			u.found = nil
+		}
+		if err := w.emitAll(ctx, todo, out); err != nil {
+			return err
+		}
+	}
+	w.rows.skipTo("", lost)
+	w.listings.skipTo("", drop)
+	for dir, k := range w.bad {
+		if !k.seen {
+			lost(dir, k)
+		}
+	}
+	if w.rows.err != nil {
+		return w.rows.err
+	}
+	return w.listings.err
+}
+
+// emitAll emits folders in parallel.
+func (w *walker) emitAll(ctx context.Context, todo []folder, out chan<- folder) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(w.workers)
-	for len(pending) > 0 {
-		chunk := pending[:min(len(pending), 512)]
-		pending = pending[len(chunk):]
+	for len(todo) > 0 {
+		chunk := todo[:min(len(todo), 128)]
+		todo = todo[len(chunk):]
 		g.Go(func() error {
 			for _, f := range chunk {
 				if err := w.emit(ctx, f, out); err != nil {
@@ -187,26 +317,21 @@ func (w *walker) walk(ctx context.Context, out chan<- folder) error {
 	return g.Wait()
 }
 
-// emit compares one listed folder with the catalog's row for it and sends
-// it to out when it is new or changed. It runs in several goroutines at
-// once, and only once w.known is loaded.
+// emit compares one listed folder with the catalog's row for it (f.known)
+// and sends it to out when it is new or changed. It runs in several
+// goroutines at once.
 func (w *walker) emit(ctx context.Context, f folder, out chan<- folder) error {
-	if w.skip[f.dir] {
-		return nil
-	}
 	w.scanned.Add(1)
 	stampText := func() {
 		f.textStamp, f.textFile = textStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout)
 	}
-	k := w.known[f.dir]
+	k := f.known
 	if k == nil {
 		if w.text {
 			stampText()
 			f.readText = true
 		}
 	} else {
-		k.seen = true
-		f.known = k
 		cur := f.pre
 		if cur == "" || len(stampFiles(f.layout, k.indexFile)) > 1 {
 			cur = statStamp(filepath.Join(w.root, filepath.FromSlash(f.dir)), f.layout, k.indexFile)
@@ -244,36 +369,27 @@ func (w *walker) emit(ctx context.Context, f folder, out chan<- folder) error {
 	}
 }
 
-// list finds the snapshot folders of the tree, listing folders in
-// parallel, and hands them to deliver a date folder at a time (the legacy
-// folders of archive/ in chunks), from the listing goroutines.
-func (w *walker) list(ctx context.Context, deliver func(context.Context, []folder) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.workers)
-
+// units lists the legacy folders of archive/ and the date folders of the
+// current layout, archive/users/<user>/snapshots/<date>, in the order of
+// their keys.
+func (w *walker) units(ctx context.Context) ([]unit, error) {
+	var units []unit
 	// Legacy folders: real directories directly under archive/ named like
 	// a timestamp. Symlinks there are projections of other folders.
 	buf := make([]byte, 32<<10)
 	entries, _ := w.readRoot(ctx, archive.ArchiveDir, buf)
-	var legacy []folder
 	for _, e := range entries {
 		if _, ok := layout.LegacyTimestamp(e.Name); ok && !archive.IsTemp(e.Name) && isDir(e, w.abs(archive.ArchiveDir)) {
-			legacy = append(legacy, folder{dir: archive.ArchiveDir + "/" + e.Name, layout: LayoutLegacy, name: e.Name})
-			if !w.skip[legacy[len(legacy)-1].dir] {
+			dir := archive.ArchiveDir + "/" + e.Name
+			units = append(units, unit{dir: dir, legacy: true})
+			if !w.skip[dir] {
 				w.legacy.Add(1)
 			}
 		}
 	}
-	for len(legacy) > 0 {
-		chunk := legacy[:min(len(legacy), 512)]
-		legacy = legacy[len(chunk):]
-		g.Go(func() error { return deliver(gctx, chunk) })
-	}
-
-	// Current layout: archive/users/<user>/snapshots/<date>/<domain>/<id>.
-	// A date or domain folder whose stamp is the one the catalog listed
-	// it with holds the folders it held then (see listing); the others
-	// are listed.
+	// Current layout: a date or domain folder whose stamp is the one the
+	// catalog listed it with holds the folders it held then (see
+	// listing); the others are listed.
 	users, _ := w.readRoot(ctx, archive.UsersDir, buf)
 	for _, u := range w.dirs(archive.UsersDir, users) {
 		snaps := archive.UsersDir + "/" + u + "/snapshots"
@@ -282,26 +398,11 @@ func (w *walker) list(ctx context.Context, deliver func(context.Context, []folde
 		}
 		dates, _ := w.readDir(ctx, snaps, buf)
 		for _, d := range w.dirs(snaps, dates) {
-			dateDir := snaps + "/" + d
-			if gctx.Err() != nil {
-				break
-			}
-			g.Go(func() error {
-				fd, err := openDir(w.abs(dateDir))
-				if err != nil {
-					w.unlisted(dateDir, err)
-					return nil
-				}
-				mine := w.dateFolder(gctx, fd, dateDir, u, make([]byte, 32<<10))
-				unix.Close(fd)
-				return deliver(gctx, mine)
-			})
+			units = append(units, unit{dir: snaps + "/" + d, user: u})
 		}
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return ctx.Err()
+	slices.SortFunc(units, func(a, b unit) int { return strings.Compare(a.key(), b.key()) })
+	return units, ctx.Err()
 }
 
 // dirs returns the names of the real directories among entries of the
@@ -381,15 +482,16 @@ func (w *walker) unlisted(rel string, err error) {
 // open as fd. It trusts the catalog's listing of the date folder and of
 // each of its domain folders while their stamps have not changed, lists
 // the others, and keeps the new listing for the next walk.
-func (w *walker) dateFolder(ctx context.Context, fd int, rel, user string, buf []byte) []folder {
+func (w *walker) dateFolder(ctx context.Context, fd int, u *unit, buf []byte) []folder {
+	rel, user := u.dir, u.user
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		w.unlisted(rel, errnoErr(err))
 		return nil
 	}
 	stamp := folderStamp(&st)
-	old, held := w.listings[rel]
-	held = held && !w.force && old.stamp == stamp
+	old := u.old
+	held := u.hadOld && !w.force && old.stamp == stamp
 	var found []folder
 	var rec []byte
 	if held {
@@ -423,9 +525,10 @@ func (w *walker) dateFolder(ctx context.Context, fd int, rel, user string, buf [
 	w.mu.Lock()
 	switch {
 	case held:
-		w.trusted = append(w.trusted, rel)
+		u.kept = true
 	case st.Ctim.Nano() < w.trustBefore:
 		w.listed = append(w.listed, listingRow{rel, listing{stamp, string(bytes.TrimSuffix(rec, []byte{0}))}})
+		u.kept = true
 	}
 	w.mu.Unlock()
 	return found
