@@ -203,6 +203,11 @@ func dsn(path string) string {
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "synchronous(NORMAL)")
 	v.Add("_pragma", "cache_size(-16384)")
+	// A walk reads the catalog while a reindex writes it, so the WAL
+	// cannot be checkpointed until the walk ends and grows with what the
+	// reindex wrote; once checkpointed it is cut back to this size rather
+	// than kept at its largest while a watcher holds the catalog open.
+	v.Add("_pragma", "journal_size_limit(67108864)")
 	v.Add("_txlock", "immediate")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
 }
