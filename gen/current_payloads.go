@@ -7,14 +7,15 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"sync"
 )
 
 // Output payloads shared by every snapshot: a tiny valid PNG, an ICO
 // holding a PNG, a one-page PDF.
 var (
-	pngData = encodePNG(8, 6)
-	icoData = encodeICO(16)
-	pdfData = encodePDF()
+	pngData = sync.OnceValue(func() []byte { return encodePNG(8, 6) })
+	icoData = sync.OnceValue(func() []byte { return encodeICO(16) })
+	pdfData = sync.OnceValue(encodePDF)
 )
 
 func encodePNG(w, h int) []byte {

@@ -167,7 +167,7 @@ func (g *snapGen) wget() []output {
 }
 
 func (g *snapGen) favicon() []output {
-	return []output{{"favicon.ico", "image/vnd.microsoft.icon", icoData}}
+	return []output{{"favicon.ico", "image/vnd.microsoft.icon", icoData()}}
 }
 
 func (g *snapGen) singlefile() []output {
@@ -178,11 +178,11 @@ func (g *snapGen) screenshot() []output {
 	if g.o.Plain {
 		return []output{{"screenshot.png", "image/png", pagePNG(g.snap.URL)}}
 	}
-	return []output{{"screenshot.png", "image/png", pngData}}
+	return []output{{"screenshot.png", "image/png", pngData()}}
 }
 
 func (g *snapGen) pdf() []output {
-	return []output{{"output.pdf", "application/pdf", pdfData}}
+	return []output{{"output.pdf", "application/pdf", pdfData()}}
 }
 
 func (g *snapGen) dom() []output {
