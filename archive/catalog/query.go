@@ -249,22 +249,29 @@ func (q Query) compile() (*compiled, error) {
 
 // rankBy orders search matches best first. When the match is the only
 // filter and the query has a limit, the matches are ranked and cut in the
-// search table alone, and only the rows kept are joined with snapshots.
+// search tables alone, and only the rows kept are joined with snapshots.
 // There the ranking comes in two tiers, as the weights mean it: the
 // snapshots whose title, URL, tags or notes match come first, then those
 // whose captured text alone does, each tier by bm25. The second tier is
 // ranked only when the first has fewer rows than the limit, so a common
 // word ranks the few thousand snapshots with it in their titles, not the
-// tens of thousands with it in their text.
+// tens of thousands with it in their text. The first tier of plain words
+// (MatchWords) is ranked in metasearch, which holds no capture text; an
+// FTS5 expression, which may name the body column, in search.
 func (c *compiled) rankBy(q Query) {
 	if len(c.where) == 1 && len(c.regex) == 0 && q.Limit > 0 {
-		c.from = fmt.Sprintf(`(SELECT rowid, rank, tier FROM (
-				SELECT rowid, %[1]s AS rank, 0 AS tier FROM search WHERE search MATCH %[2]s ORDER BY rank LIMIT %[3]d)
+		first, in := fmt.Sprintf(`SELECT rowid, %s AS rank, 0 AS tier FROM search WHERE search MATCH %s`, rankSQL, metadataMatch),
+			`SELECT rowid FROM search WHERE search MATCH `+metadataMatch
+		if plainMatch(q.Search) {
+			first, in = `SELECT rowid, `+metaRankSQL+` AS rank, 0 AS tier FROM metasearch WHERE metasearch MATCH ?`,
+				`SELECT rowid FROM metasearch WHERE metasearch MATCH ?`
+		}
+		c.from = fmt.Sprintf(`(SELECT rowid, rank, tier FROM (%[1]s ORDER BY rank LIMIT %[4]d)
 			UNION ALL SELECT rowid, rank, tier FROM (
-				SELECT rowid, %[1]s AS rank, 1 AS tier FROM search WHERE search MATCH ?
-				AND rowid NOT IN (SELECT rowid FROM search WHERE search MATCH %[2]s) ORDER BY rank LIMIT %[3]d)
-			LIMIT %[3]d) m
-			JOIN snapshots s ON s.rowid = m.rowid`, rankSQL, metadataMatch, q.Limit)
+				SELECT rowid, %[3]s AS rank, 1 AS tier FROM search WHERE search MATCH ?
+				AND rowid NOT IN (%[2]s) ORDER BY rank LIMIT %[4]d)
+			LIMIT %[4]d) m
+			JOIN snapshots s ON s.rowid = m.rowid`, first, in, rankSQL, q.Limit)
 		c.args = []any{q.Search, q.Search, q.Search} // the where's match, used three times
 		c.where = nil
 		c.tiered = true
@@ -277,6 +284,42 @@ func (c *compiled) rankBy(q Query) {
 // metadataMatch restricts a search expression (the parameter) to the
 // columns other than the captured text.
 const metadataMatch = `'{title url tags notes} : (' || ? || ')'`
+
+// plainMatch reports whether expr is made of quoted phrases only, each
+// maybe a prefix, as MatchWords writes them: an expression that names no
+// column, so metasearch, which has no body column, can run it.
+func plainMatch(expr string) bool {
+	for expr != "" {
+		if expr[0] != '"' {
+			return false
+		}
+		i := 1
+		for {
+			j := strings.IndexByte(expr[i:], '"')
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+			if i < len(expr) && expr[i] == '"' { // "" inside a phrase
+				i++
+				continue
+			}
+			break
+		}
+		if i < len(expr) && expr[i] == '*' {
+			i++
+		}
+		expr = expr[i:]
+		if expr == "" {
+			return true
+		}
+		if expr[0] != ' ' {
+			return false
+		}
+		expr = expr[1:]
+	}
+	return false
+}
 
 func (c *compiled) checkLimit(q Query) error {
 	if q.Limit < 0 {

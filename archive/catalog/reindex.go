@@ -315,6 +315,8 @@ type writer struct {
 	// The search index: a row inserted, or for a folder whose text was
 	// not read again, its other columns updated; deleted with the row.
 	insSearch, updSearch, delSearch *sql.Stmt
+	// The metadata's own index (metasearch), kept with it.
+	insMeta, updMeta, delMeta *sql.Stmt
 
 	gen               int64 // of the rows this transaction writes
 	snapArgs, tagArgs []any
@@ -342,6 +344,9 @@ func (c *Catalog) begin(ctx context.Context, gen int64) (*writer, error) {
 		{&w.insSearch, `INSERT INTO search (rowid, title, url, tags, notes, body) VALUES (?,?,?,?,?,?)`},
 		{&w.updSearch, `UPDATE search SET title = ?, url = ?, tags = ?, notes = ? WHERE rowid = ?`},
 		{&w.delSearch, `DELETE FROM search WHERE rowid = ?`},
+		{&w.insMeta, `INSERT INTO metasearch (rowid, title, url, tags, notes) VALUES (?,?,?,?,?)`},
+		{&w.updMeta, `UPDATE metasearch SET title = ?, url = ?, tags = ?, notes = ? WHERE rowid = ?`},
+		{&w.delMeta, `DELETE FROM metasearch WHERE rowid = ?`},
 	} {
 		if *p.stmt, err = tx.PrepareContext(ctx, p.sql); err != nil {
 			tx.Rollback()
@@ -367,8 +372,10 @@ func (w *writer) drop(ctx context.Context, rowid int64, dir string) error {
 	if err := w.delete(ctx, rowid); err != nil {
 		return err
 	}
-	if _, err := w.delSearch.ExecContext(ctx, rowid); err != nil {
-		return err
+	for _, s := range []*sql.Stmt{w.delSearch, w.delMeta} {
+		if _, err := s.ExecContext(ctx, rowid); err != nil {
+			return err
+		}
 	}
 	_, err := w.insRemoved.ExecContext(ctx, dir, w.gen)
 	return err
@@ -398,6 +405,11 @@ func (w *writer) insert(ctx context.Context, r *entryRow, rowid int64) error {
 		}
 	default:
 		_, err = w.insSearch.ExecContext(ctx, rowid, s.Title, s.URL, tags, s.Notes, r.text)
+	}
+	if err == nil && replaced {
+		_, err = w.updMeta.ExecContext(ctx, s.Title, s.URL, tags, s.Notes, rowid)
+	} else if err == nil {
+		_, err = w.insMeta.ExecContext(ctx, rowid, s.Title, s.URL, tags, s.Notes)
 	}
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ const (
 // the same function set as the table's rank.)
 const rankSQL = `bm25(search, 10.0, 4.0, 4.0, 2.0, 1.0)`
 
+// metaRankSQL is rankSQL in metasearch, which has no text column.
+const metaRankSQL = `bm25(metasearch, 10.0, 4.0, 4.0, 2.0)`
+
 // snippetSQL is up to 16 words of the best-matching column of one
 // snapshot around the match. Snippets are made for the rows a query
 // returns only, after the limit: making one reads the snapshot's text.

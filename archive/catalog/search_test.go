@@ -99,6 +99,23 @@ func TestSearchFindsCaptureText(t *testing.T) {
 	if got := foundUpTo(t, cat, "fog", 1); strings.Join(got, " ") != dirs["text"] {
 		t.Errorf("fog, limit 1: %q", got)
 	}
+	// An FTS5 expression is ranked in the same tiers, and may name the
+	// text's column, which the titles' own index does not have.
+	for expr, want := range map[string]string{
+		`body:lighthouse`:                  dirs["text"],
+		`title:lighthouse`:                 dirs["title"],
+		`lighthouse NOT ushant`:            dirs["text"],
+		`{title body}: lighthouse`:         dirs["title"] + " " + dirs["text"],
+		`"lighthouse" AND (fog OR ushant)`: dirs["title"] + " " + dirs["text"],
+	} {
+		var got []string
+		for _, e := range entries(t, cat, catalog.Query{Search: expr, Sort: catalog.SortRank, Limit: 5}) {
+			got = append(got, e.Dir)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s, limit 5: found %q, want %q", expr, got, want)
+		}
+	}
 }
 
 func TestMatchWords(t *testing.T) {
@@ -158,7 +175,7 @@ func TestSearchFollowsReindex(t *testing.T) {
 	touch(dirs["text"] + "/htmltotext/htmltotext.txt")
 	touch(dirs["text"] + "/index.jsonl")
 	// The index changes, the text does not: its text stays searchable.
-	writeSnapshot(t, c, "system", snapshot(3, "Café notes, renamed"))
+	writeSnapshot(t, c, "system", snapshot(3, "Renamed notes"))
 	touch(dirs["readability"] + "/index.jsonl")
 	if err := os.RemoveAll(c.Path(dirs["legacy"])); err != nil {
 		t.Fatal(err)
@@ -171,12 +188,24 @@ func TestSearchFollowsReindex(t *testing.T) {
 		"albatrosses": dirs["text"],
 		"zyxwvut":     "",
 		"renamed":     dirs["readability"],
+		"café":        "", // its old title
 		"münchen":     dirs["readability"],
 		"seabirds":    "",
+		"tech":        "", // a tag of the removed legacy folder
 	} {
 		if got := strings.Join(found(t, cat, words), " "); got != want {
 			t.Errorf("after reindex, %q found %q, want %q", words, got, want)
 		}
+		// Ranked in tiers, the titles from their own index.
+		if got := strings.Join(foundUpTo(t, cat, words, 3), " "); got != want {
+			t.Errorf("after reindex, %q with a limit found %q, want %q", words, got, want)
+		}
+	}
+	// The removed legacy folder's title held "page", as every URL does:
+	// had its title stayed in the titles' index, it would take the one
+	// place of a limit of one, and the join with snapshots would drop it.
+	if got := foundUpTo(t, cat, "page", 1); len(got) != 1 {
+		t.Errorf("after reindex, page with a limit of one found %q", got)
 	}
 
 	// Text changed alone: a plain reindex trusts the index, a scoped one
