@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -68,6 +70,10 @@ in **bold**.`,
 				return err
 			}
 			defer cat.Close()
+			// How many match in all is counted beside the ranking, on
+			// the other core: a common word matches most snapshots.
+			total := countLater(cmd.Context(), cat, q)
+			defer total() // not left running on a closed catalog
 			n := 0
 			err = cat.Each(cmd.Context(), q, func(en catalog.Entry) error {
 				n++
@@ -85,7 +91,7 @@ in **bold**.`,
 			if err != nil {
 				return queryUsage(err)
 			}
-			return searchSummary(cmd, e, cat, q, n)
+			return searchSummary(e, q, n, total)
 		},
 	}
 	f := cmd.Flags()
@@ -96,27 +102,49 @@ in **bold**.`,
 	return cmd
 }
 
+// countLater counts what q matches, ignoring its limit, in a goroutine,
+// when its limit may hide some; the function returned waits for it (and
+// can be called again).
+func countLater(ctx context.Context, cat *catalog.Catalog, q catalog.Query) func() (int, error) {
+	if q.Limit <= 0 {
+		return func() (int, error) { return 0, nil }
+	}
+	all := q
+	all.Limit, all.Snippets, all.Sort = 0, false, ""
+	type result struct {
+		n   int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		n, err := cat.Count(ctx, all)
+		ch <- result{n, err}
+	}()
+	return sync.OnceValues(func() (int, error) {
+		r := <-ch
+		return r.n, r.err
+	})
+}
+
 // searchSummary says on stderr how many matched, and how many more there
-// are than were shown.
-func searchSummary(cmd *cobra.Command, e *env, cat *catalog.Catalog, q catalog.Query, shown int) error {
+// are than were shown (total: countLater's).
+func searchSummary(e *env, q catalog.Query, shown int, total func() (int, error)) error {
 	p := e.printer()
 	defer p.done()
-	total := shown
-	if q.Limit > 0 && shown == q.Limit {
-		all := q
-		all.Limit, all.Snippets, all.Sort = 0, false, ""
-		var err error
-		if total, err = cat.Count(cmd.Context(), all); err != nil {
-			return err
-		}
+	n, err := total()
+	if err != nil {
+		return err
+	}
+	if q.Limit == 0 || shown < q.Limit {
+		n = shown
 	}
 	switch {
-	case total == 0:
+	case n == 0:
 		p.Infof("no snapshot matches")
-	case total > shown:
-		p.Infof("%s, the best %d shown (--limit 0 shows all)", plural(total, "matching snapshot"), shown)
+	case n > shown:
+		p.Infof("%s, the best %d shown (--limit 0 shows all)", plural(n, "matching snapshot"), shown)
 	default:
-		p.Infof("%s", plural(total, "matching snapshot"))
+		p.Infof("%s", plural(n, "matching snapshot"))
 	}
 	return nil
 }
