@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -70,10 +68,6 @@ in **bold**.`,
 				return err
 			}
 			defer cat.Close()
-			// How many match in all is counted beside the ranking, on
-			// the other core: a common word matches most snapshots.
-			total := countLater(cmd.Context(), cat, q)
-			defer total() // not left running on a closed catalog
 			n := 0
 			err = cat.Each(cmd.Context(), q, func(en catalog.Entry) error {
 				n++
@@ -91,7 +85,7 @@ in **bold**.`,
 			if err != nil {
 				return queryUsage(err)
 			}
-			return searchSummary(e, q, n, total)
+			return searchSummary(cmd, e, cat, q, n)
 		},
 	}
 	f := cmd.Flags()
@@ -102,49 +96,27 @@ in **bold**.`,
 	return cmd
 }
 
-// countLater counts what q matches, ignoring its limit, in a goroutine,
-// when its limit may hide some; the function returned waits for it (and
-// can be called again).
-func countLater(ctx context.Context, cat *catalog.Catalog, q catalog.Query) func() (int, error) {
-	if q.Limit <= 0 {
-		return func() (int, error) { return 0, nil }
-	}
-	all := q
-	all.Limit, all.Snippets, all.Sort = 0, false, ""
-	type result struct {
-		n   int
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		n, err := cat.Count(ctx, all)
-		ch <- result{n, err}
-	}()
-	return sync.OnceValues(func() (int, error) {
-		r := <-ch
-		return r.n, r.err
-	})
-}
-
 // searchSummary says on stderr how many matched, and how many more there
-// are than were shown (total: countLater's).
-func searchSummary(e *env, q catalog.Query, shown int, total func() (int, error)) error {
+// are than were shown.
+func searchSummary(cmd *cobra.Command, e *env, cat *catalog.Catalog, q catalog.Query, shown int) error {
 	p := e.printer()
 	defer p.done()
-	n, err := total()
-	if err != nil {
-		return err
-	}
-	if q.Limit == 0 || shown < q.Limit {
-		n = shown
+	total := shown
+	if q.Limit > 0 && shown == q.Limit {
+		all := q
+		all.Limit, all.Snippets, all.Sort = 0, false, ""
+		var err error
+		if total, err = cat.Count(cmd.Context(), all); err != nil {
+			return err
+		}
 	}
 	switch {
-	case n == 0:
+	case total == 0:
 		p.Infof("no snapshot matches")
-	case n > shown:
-		p.Infof("%s, the best %d shown (--limit 0 shows all)", plural(n, "matching snapshot"), shown)
+	case total > shown:
+		p.Infof("%s, the best %d shown (--limit 0 shows all)", plural(total, "matching snapshot"), shown)
 	default:
-		p.Infof("%s", plural(n, "matching snapshot"))
+		p.Infof("%s", plural(total, "matching snapshot"))
 	}
 	return nil
 }
