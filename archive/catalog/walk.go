@@ -220,6 +220,11 @@ func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
 	for len(units) > 0 {
 		batch := units[:min(len(units), unitBatch)]
 		units = units[len(batch):]
+		// Listings are keyed by the folder's path without the slash: a
+		// date folder whose name extends another's with a character
+		// before "/" ("20240720-old") comes first here but second there,
+		// and the other's listing is passed, dropped and made again, a
+		// listing more on every walk and nothing missed.
 		for i := range batch {
 			if u := &batch[i]; !u.legacy {
 				w.listings.skipTo(u.dir, drop)
