@@ -88,20 +88,15 @@ func (w *treeWalker) walk(parent int, name, rel string, st *unix.Stat_t) error {
 
 // list returns the names in the open directory fd, "." and ".." excluded.
 func (w *treeWalker) list(fd int) ([]string, error) {
-	var names []string
-	for {
-		n, err := unix.ReadDirent(fd, w.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(w.buf[:n], -1, names)
+	entries, err := archive.ReadDirFd(fd, w.buf)
+	if err != nil {
+		return nil, err
 	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return names, nil
 }
 
 // readlinkAt returns the link text of the symlink name in dirfd.
