@@ -70,7 +70,7 @@ func (ch *checker) problem(k Kind, rel, format string, args ...any) {
 
 func (ch *checker) run(ctx context.Context) folderReport {
 	dir := ch.c.Path(ch.e.Dir)
-	fd, err := openAt(unix.AT_FDCWD, dir)
+	fd, err := openAt(unix.AT_FDCWD, dir, 0)
 	var st unix.Stat_t
 	if err == nil {
 		err = unix.Fstat(fd, &st)
@@ -207,7 +207,7 @@ func (ch *checker) checkLegacy() {
 // raw system calls: a snapshot folder is mostly small files, and their
 // cost is in the calls, not in the hashing. The listing's entry types
 // spare a stat of each folder and, without a manifest, any call for a
-// file; an entry the filesystem gives no type is opened and stat'ed.
+// file; an entry the filesystem gives no type is stat'ed.
 func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.Hashes, seen map[string]bool) {
 	entries, err := archive.ReadDirFd(dirfd, ch.dbuf)
 	if err != nil {
@@ -228,81 +228,70 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.H
 			ch.problem(Temp, r, "%s", tempDetail)
 			continue
 		}
-		switch e.Type {
-		case unix.DT_DIR:
-			if !plugins.HashSkipped(name) {
-				ch.enter(ctx, dirfd, name, r, m, seen)
+		typ := e.Type
+		if typ == unix.DT_UNKNOWN {
+			var st unix.Stat_t
+			if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				ch.problem(Unreadable, r, "stat: %v", err)
+				continue
 			}
-			continue
-		case unix.DT_REG:
+			typ = dtype(st.Mode)
+		}
+		switch {
+		case typ == unix.DT_DIR && !plugins.HashSkipped(name):
+			if fd, ok := ch.openIn(dirfd, name, r, unix.O_DIRECTORY); ok {
+				ch.scan(ctx, fd, r, m, seen)
+				unix.Close(fd)
+			}
+		case typ == unix.DT_REG:
 			if warcDir && warc.IsWARC(name) {
 				ch.warcs = append(ch.warcs, r)
 			}
 			if m == nil || rel == "" && mutable[name] {
 				continue // nothing to compare it with
 			}
-		case unix.DT_UNKNOWN:
-		default:
-			continue // a symlink, a socket, a fifo, a device: not a file hashes.json lists
+			fd, ok := ch.openIn(dirfd, name, r, 0)
+			if !ok {
+				continue
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				ch.problem(Unreadable, r, "stat: %v", err)
+			} else if st.Mode&unix.S_IFMT == unix.S_IFREG { // else replaced since it was listed
+				ch.check(fd, r, st.Size, m, seen)
+			}
+			unix.Close(fd)
 		}
-		ch.open(ctx, dirfd, e, rel, r, warcDir, m, seen)
+		// Anything else (a symlink, a socket, a fifo, a device) is not a
+		// file hashes.json lists.
 	}
 }
 
-// open opens the entry e of the open folder dirfd (r inside the snapshot
-// folder, in the folder rel) and checks what its stat says it is: a
-// regular file the listing typed (or one it did not), or an untyped entry
-// that is a folder.
-func (ch *checker) open(ctx context.Context, dirfd int, e archive.Dirent, rel, r string, warcDir bool, m *archive.Hashes, seen map[string]bool) {
-	fd, err := openAt(dirfd, e.Name)
-	if err == unix.ELOOP || err == unix.ENXIO {
-		return // a symlink, or a socket: not a file hashes.json lists
-	}
-	if err != nil {
-		ch.problem(Unreadable, r, "open: %v", err)
-		return
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		ch.problem(Unreadable, r, "stat: %v", err)
-		return
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		if !plugins.HashSkipped(e.Name) {
-			ch.scan(ctx, fd, r, m, seen)
-		}
-	case unix.S_IFREG:
-		if e.Type == unix.DT_UNKNOWN && warcDir && warc.IsWARC(e.Name) {
-			ch.warcs = append(ch.warcs, r)
-		}
-		if m != nil && !(rel == "" && mutable[e.Name]) {
-			ch.check(fd, r, st.Size, m, seen)
-		}
-	}
-}
-
-// enter scans the folder name of the open folder dirfd, r inside the
-// snapshot folder, never through a symlink.
-func (ch *checker) enter(ctx context.Context, dirfd int, name, r string, m *archive.Hashes, seen map[string]bool) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
+// openIn opens name below the open folder dirfd (r inside the snapshot
+// folder) with openAt and extra flags. An entry replaced since it was
+// listed by a symlink, a socket or (with O_DIRECTORY) a file is passed
+// over; any other failure is a problem.
+func (ch *checker) openIn(dirfd int, name, r string, flags int) (int, bool) {
+	fd, err := openAt(dirfd, name, flags)
 	switch {
-	case err == unix.ELOOP || err == unix.ENOTDIR:
-		return // replaced by a symlink or a file since it was listed
+	case err == unix.ELOOP || err == unix.ENXIO || err == unix.ENOTDIR:
+		return -1, false
 	case err != nil:
 		ch.problem(Unreadable, r, "open: %v", err)
-		return
+		return -1, false
 	}
-	defer unix.Close(fd)
-	ch.scan(ctx, fd, r, m, seen)
+	return fd, true
+}
+
+// dtype is the directory entry type of a file mode.
+func dtype(mode uint32) uint8 {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFREG:
+		return unix.DT_REG
+	}
+	return unix.DT_LNK // anything else is passed over as a link is
 }
 
 // check compares the open regular file fd, rel in the folder, with the
@@ -368,11 +357,12 @@ func (ch *checker) hash(fd int, size int64) (string, error) {
 	return hex.EncodeToString(ch.h.Sum(ch.sum[:0])), nil
 }
 
-// openAt opens name below the folder dirfd for reading, never through a
-// symlink (ELOOP) and without blocking on a fifo.
-func openAt(dirfd int, name string) (int, error) {
+// openAt opens name below the folder dirfd for reading, with flags added
+// (O_DIRECTORY), never through a symlink (ELOOP) and without blocking on
+// a fifo.
+func openAt(dirfd int, name string, flags int) (int, error) {
 	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		fd, err := unix.Openat(dirfd, name, flags|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}

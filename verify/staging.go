@@ -20,7 +20,7 @@ var SiteFolders = []string{".", "site", "site/search", "site/text"}
 // complete, so its source was never deleted; a temp file is a write that
 // never finished.
 func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
-	fd, err := openAt(unix.AT_FDCWD, c.Path(parent))
+	fd, err := openAt(unix.AT_FDCWD, c.Path(parent), 0)
 	if err != nil {
 		return nil // the folders' own checks report what cannot be read
 	}

@@ -117,9 +117,10 @@ var schema = []string{
 	`CREATE VIRTUAL TABLE metasearch USING fts5(title, url, tags, notes,
 		tokenize = 'unicode61 remove_diacritics 2')`,
 	`CREATE UNIQUE INDEX snapshots_dir ON snapshots (dir)`,
-	// What a reindex compares with the tree (loadKnown), in an index of
-	// its own: reading it pages through about a tenth of the table, whose
-	// rows hold whole records (0.47 s of CPU at 100k snapshots before).
+	// What a walk compares with the tree (read in path order by
+	// openWalk's cursor), in an index of its own: reading it pages
+	// through about a tenth of the table, whose rows hold whole records
+	// (0.47 s of CPU at 100k snapshots before).
 	`CREATE INDEX snapshots_known ON snapshots (dir, stamp, index_file, text_stamp)`,
 	`CREATE INDEX snapshots_gen ON snapshots (gen)`,
 	// The listings of date folders and their domain folders, so that a

@@ -263,11 +263,11 @@ func (c *Catalog) queryError(q Query, err error) error {
 // everything it reads one row, not the whole table (11 ms at 100k
 // snapshots, paid by every list and search that asks first).
 func (c *Catalog) Empty(ctx context.Context) (bool, error) {
-	var any bool
-	if err := c.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM snapshots)`).Scan(&any); err != nil {
+	var some bool
+	if err := c.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM snapshots)`).Scan(&some); err != nil {
 		return false, fmt.Errorf("read catalog %s: %w", c.path, err)
 	}
-	return !any, nil
+	return !some, nil
 }
 
 // Count returns how many snapshots q selects (ignoring Sort).

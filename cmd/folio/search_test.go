@@ -57,8 +57,8 @@ func TestSearchCommand(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, r.stdout)
 		}
 	}
-	// A limit that hides some: the count of all of them, made beside the
-	// ranking; one that hides none: what was shown.
+	// A limit that hides some: the count of all of them; one that hides
+	// none: what was shown.
 	r = catRun(t, dir, "search", "--limit", "1", "quokka").want(t, 0)
 	if !strings.Contains(r.stderr, "2 matching snapshots, the best 1 shown") || !strings.HasPrefix(r.stdout, "1. ") || strings.Contains(r.stdout, "\n2. ") {
 		t.Errorf("limit 1: stderr %q, stdout\n%s", r.stderr, r.stdout)
