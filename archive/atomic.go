@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -226,6 +227,53 @@ func (b *Batch) WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	})
 }
+
+// WriteFileUnlessSame is WriteFile for files that are often written
+// again with the bytes they hold already (an export's pages under
+// --full): when path is a regular file of one link holding exactly data,
+// it is left as it is and same is true. Nothing is written then: no new
+// inode, no rename, its mtime kept, so a sync of the folder to a host
+// copies nothing. Comparing costs a stat and, when the sizes agree, a
+// read; writing costs a create, a write, a rename and the old inode's
+// release.
+func (b *Batch) WriteFileUnlessSame(path string, data []byte, perm os.FileMode) (same bool, err error) {
+	if sameContent(path, data) {
+		return true, nil
+	}
+	return false, b.WriteFile(path, data, perm)
+}
+
+// sameContent reports whether path is a regular file of one link that
+// holds exactly data. Any error answers false (the file is written).
+func sameContent(path string, data []byte) bool {
+	fd, st, err := OpenRegular(path, true)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if st.Nlink != 1 || st.Size != int64(len(data)) {
+		return false
+	}
+	bp := compareBufs.Get().(*[]byte)
+	defer compareBufs.Put(bp)
+	if cap(*bp) < len(data) {
+		*bp = make([]byte, len(data))
+	}
+	buf := (*bp)[:len(data)]
+	for n := 0; n < len(buf); {
+		k, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || k == 0 {
+			return false
+		}
+		n += k
+	}
+	return bytes.Equal(buf, data)
+}
+
+var compareBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // WriteFileWith is WriteFile for content produced by a function.
 func (b *Batch) WriteFileWith(path string, perm os.FileMode, write func(io.Writer) error) error {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/folio-archive/folio/archive"
@@ -106,5 +107,75 @@ func TestBatchWritesAtomicallyAndSyncs(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if string(got) != "old" || len(entries) != 1 {
 		t.Fatalf("a failed batch write must leave the old file and no temp file: %q %v", got, entries)
+	}
+}
+
+// TestBatchLeavesTheSameBytes checks that WriteFileUnlessSame leaves a
+// file holding the bytes already (the same inode, its mtime kept) and
+// replaces one that differs, even by a byte of the same length, one that
+// is a hard link (never written through) and a symlink (never followed).
+func TestBatchLeavesTheSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	b := archive.NewBatch(dir)
+	path := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(path, []byte("<p>one</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ino := func(p string) uint64 {
+		t.Helper()
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	write := func(data string) bool {
+		t.Helper()
+		same, err := b.WriteFileUnlessSame(path, []byte(data), 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != data {
+			t.Fatalf("%s holds %q, want %q", path, got, data)
+		}
+		return same
+	}
+	first := ino(path)
+	if !write("<p>one</p>") || ino(path) != first {
+		t.Fatal("the same bytes were written again")
+	}
+	if write("<p>two</p>") || ino(path) == first {
+		t.Fatal("bytes of the same length that differ were not written")
+	}
+	if write("<p>three</p>") {
+		t.Fatal("a longer content was reported the same")
+	}
+
+	link := filepath.Join(dir, "linked.html")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if write("<p>three</p>") {
+		t.Fatal("a file of two links was left in place")
+	}
+	if got, _ := os.ReadFile(link); string(got) != "<p>three</p>" || ino(link) == ino(path) {
+		t.Fatalf("the hard link was written through or kept: %q", got)
+	}
+
+	target := filepath.Join(dir, "elsewhere.html")
+	if err := os.WriteFile(target, []byte("<p>four</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if write("<p>four</p>") {
+		t.Fatal("a symlink to the same bytes was left in place")
+	}
+	if fi, _ := os.Lstat(path); fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatal("the symlink is still there")
 	}
 }

@@ -59,10 +59,15 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 		}
 		ss.Files, ss.Bytes = n, b
 	}
-	if err := s.writeDetail(it, snap, results, f, outs, s.related(it)); err != nil {
+	wrote, err := s.writeDetail(it, snap, results, f, outs, s.related(it))
+	if err != nil {
 		return ss, err
 	}
-	s.written.Add(1)
+	if wrote {
+		s.written.Add(1)
+	} else {
+		s.same.Add(1)
+	}
 	return ss, s.fault("page", it.Dir)
 }
 
@@ -283,7 +288,7 @@ func emptyPreview(state, label string) string {
 	return label + ": nothing captured yet."
 }
 
-func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, related []relatedYear) error {
+func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, related []relatedYear) (wrote bool, err error) {
 	dir := it.Dir
 	t := savedTime(snap)
 	title := html.UnescapeString(cutTitle(snap.Title, 4*headingTitle))
@@ -347,14 +352,14 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	if s.tpl.Builtin {
 		renderSnapshot(b, &v)
 	} else if err := s.tpl.Snapshot.Execute(b, &v); err != nil {
-		return fmt.Errorf("render page of %s: %w", dir, err)
+		return false, fmt.Errorf("render page of %s: %w", dir, err)
 	}
-	err := s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+	wrote, err = s.writeGenerated(dir+"/"+RootPage, b.Bytes())
 	if errors.Is(err, fs.ErrNotExist) { // a snapshot never captured: its folder is made
 		if err := os.MkdirAll(s.abs(dir), 0o755); err != nil {
-			return fmt.Errorf("export %s: %w", dir, err)
+			return false, fmt.Errorf("export %s: %w", dir, err)
 		}
-		err = s.writeGenerated(dir+"/"+RootPage, b.Bytes())
+		wrote, err = s.writeGenerated(dir+"/"+RootPage, b.Bytes())
 	}
-	return err
+	return wrote, err
 }

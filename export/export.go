@@ -98,6 +98,9 @@ type Stats struct {
 	Kept        int64 // snapshot pages already up to date
 	RootWritten int64 // root pages (with their search shards) written
 	RootKept    int64
+	// Same and RootSame count the pages rendered again and found on disk
+	// with the same bytes already (--full, mostly): left as they were.
+	Same, RootSame int64
 
 	Linked, Copied int64 // --out: snapshot files hard-linked or copied this run
 	Files, Bytes   int64 // --out: files and bytes in the export
@@ -274,8 +277,8 @@ type site struct {
 
 	parents sync.Map // folders checked by files: rel -> absolute path ("" unsafe)
 
-	mu                                                   sync.Mutex // guards next.Snaps
-	written, kept, rootWritten, rootKept, linked, copied atomic.Int64
+	mu                                                         sync.Mutex // guards next.Snaps
+	written, kept, rootWritten, rootKept, linked, copied, same, rootSame atomic.Int64
 
 	// batch writes every regenerated file of the export: each appears
 	// atomically, and all are made durable by one Sync before the state
@@ -490,6 +493,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	}
 	st.Written, st.Kept = s.written.Load(), s.kept.Load()
 	st.RootWritten, st.RootKept = s.rootWritten.Load(), s.rootKept.Load()
+	st.Same, st.RootSame = s.same.Load(), s.rootSame.Load()
 	st.Linked, st.Copied = s.linked.Load(), s.copied.Load()
 	if !s.inPlace {
 		st.Files, st.Bytes = s.siteSize()

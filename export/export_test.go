@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -789,9 +790,27 @@ func TestIncremental(t *testing.T) {
 	if !strings.Contains(string(data), "Retitled snapshot") {
 		t.Errorf("%s does not show the new title", rootPage)
 	}
+	// --full renders every page again; those whose bytes are on disk
+	// already are left as they were, the others are written.
 	st = run(t, export.Options{Collection: c, PageSize: 20, Full: true})
-	if st.Written != 90 || st.RootWritten != 5 {
+	if st.Written != 0 || st.Same != 90 || st.RootWritten != 0 || st.RootSame != 5 {
 		t.Errorf("--full: %+v", st)
+	}
+	if full := snapshotOf(t, c.Dir); !maps.Equal(full, after) {
+		t.Errorf("--full over an unchanged site rewrote files")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if err := gen.RetitleIndex(c.Path(target.Dir), "Retitled again"); err != nil {
+		t.Fatal(err)
+	}
+	st = run(t, export.Options{Collection: c, PageSize: 20, Full: true})
+	if st.Written != 1 || st.Same != 89 || st.RootWritten != 1 || st.RootSame != 4 {
+		t.Errorf("--full after one change: %+v", st)
+	}
+	for rel, b := range snapshotOf(t, c.Dir) {
+		if got := after[rel] != b; got != changed[rel] {
+			t.Errorf("--full after one change: %s rewritten = %v, want %v", rel, got, changed[rel])
+		}
 	}
 }
 

@@ -31,22 +31,31 @@ func (s *site) writeChanged(rel string, data []byte) error {
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) && exists(p+".gz") == s.opts.Gzip {
 		return nil
 	}
-	return s.writeGenerated(rel, data)
+	_, err := s.writeGenerated(rel, data)
+	return err
 }
 
 // writeGenerated writes one generated file (atomically, so a hard link
 // into the collection is replaced, never written through) with its .gz
-// sibling when asked; without --gzip a stale sibling is removed.
-func (s *site) writeGenerated(rel string, data []byte) error {
+// sibling when asked; without --gzip a stale sibling is removed. A file
+// holding the same bytes already is left as it is, so a --full export of
+// a site that changed little writes little (its .gz sibling is written
+// again all the same: it may be older than the file).
+func (s *site) writeGenerated(rel string, data []byte) (wrote bool, err error) {
 	p := s.abs(rel)
-	if err := s.batch.WriteFile(p, data, 0o644); err != nil {
-		return err
+	same, err := s.batch.WriteFileUnlessSame(p, data, 0o644)
+	if err != nil {
+		return false, err
 	}
-	testEvent("write " + rel)
+	if same {
+		testEvent("same " + rel)
+	} else {
+		testEvent("write " + rel)
+	}
 	if s.opts.Gzip {
-		return s.writeGzip(p+".gz", data)
+		return !same, s.writeGzip(p+".gz", data)
 	}
-	return s.removeGzip(p)
+	return !same, s.removeGzip(p)
 }
 
 // removeGzip removes a stale .gz sibling of p, unless the previous export

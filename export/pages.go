@@ -71,16 +71,22 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 			s.rootKept.Add(1)
 			return nil
 		}
-		if err := s.writeRootPage(n, rows); err != nil {
+		wrotePage, err := s.writeRootPage(n, rows)
+		if err != nil {
 			return err
 		}
-		if err := s.writeShard(n, shard); err != nil {
+		wroteShard, err := s.writeShard(n, shard)
+		if err != nil {
 			return err
 		}
 		if err := s.writeTextShard(ctx, n, items); err != nil {
 			return err
 		}
-		s.rootWritten.Add(1)
+		if wrotePage || wroteShard {
+			s.rootWritten.Add(1)
+		} else {
+			s.rootSame.Add(1)
+		}
 		return nil
 	}
 	dirty := make([]bool, len(items))
@@ -310,7 +316,7 @@ type rootView struct {
 	Rows                                                        []rowView
 }
 
-func (s *site) writeRootPage(n int, rows []rowView) error {
+func (s *site) writeRootPage(n int, rows []rowView) (wrote bool, err error) {
 	from := pageDir(n)
 	v := rootView{CSP: CSP, Title: s.opts.Title, Version: s.opts.Version, Total: s.total, Page: n, Pages: s.pages, Rows: rows,
 		RootHref: relHref(from, RootPage), ManifestHref: relHref(from, ManifestFile)}
@@ -337,7 +343,7 @@ func (s *site) writeRootPage(n int, rows []rowView) error {
 	if s.tpl.Builtin {
 		renderRoot(b, &v)
 	} else if err := s.tpl.Root.Execute(b, &v); err != nil {
-		return fmt.Errorf("render root page %d: %w", n, err)
+		return false, fmt.Errorf("render root page %d: %w", n, err)
 	}
 	return s.writeGenerated(pagePath(n), b.Bytes())
 }

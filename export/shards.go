@@ -91,7 +91,7 @@ func fromRoot(hrefs string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(hrefs, "./"), ",./", ",")
 }
 
-func (s *site) writeShard(n int, rows []shardRow) error {
+func (s *site) writeShard(n int, rows []shardRow) (wrote bool, err error) {
 	b := shardJS("folioSearch", n, len(rows), func(b *bytes.Buffer, i int) {
 		b.WriteByte('[')
 		for _, f := range rows[i].fields {

@@ -145,7 +145,10 @@ is left out with one warning naming it, and folio exits 3.`,
 				return queryUsage(err)
 			}
 			p.Infof("exported %d snapshots: %d pages written, %d unchanged; %d root pages written, %d unchanged",
-				st.Snapshots, st.Written, st.Kept, st.RootWritten, st.RootKept)
+				st.Snapshots, st.Written, st.Kept+st.Same, st.RootWritten, st.RootKept+st.RootSame)
+			if st.Same+st.RootSame > 0 {
+				p.Infof("%d pages rendered again held the same bytes on disk already: left as they were", st.Same+st.RootSame)
+			}
 			if opts.Out != "" {
 				p.Infof("%d files (%d linked, %d copied this run), %d bytes", st.Files, st.Linked, st.Copied, st.Bytes)
 			}
