@@ -277,7 +277,7 @@ type site struct {
 
 	parents sync.Map // folders checked by files: rel -> absolute path ("" unsafe)
 
-	mu                                                         sync.Mutex // guards next.Snaps
+	mu                                                                   sync.Mutex // guards next.Snaps
 	written, kept, rootWritten, rootKept, linked, copied, same, rootSame atomic.Int64
 
 	// batch writes every regenerated file of the export: each appears
