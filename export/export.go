@@ -184,8 +184,17 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	// A reindex reads on two connections while it writes on a third;
+	// the export reads on two at most (its stream, and the shards' texts),
+	// and each connection closed lets go of its page cache.
+	cat.LimitConns(2)
 	if err := s.checkShrink(ctx); err != nil {
 		return Stats{}, err
+	}
+	if s.inPlace && s.prev == nil && s.last != nil {
+		// Only the last export's key is looked at from here on (see
+		// removeGzip): the snapshots it lists are let go.
+		s.last.Snaps = nil
 	}
 	if s.next.Catalog, err = cat.Generation(ctx); err != nil {
 		return Stats{}, err

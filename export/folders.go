@@ -26,7 +26,8 @@ type folderSeen struct {
 	ctime int64  // ns; 0 when the folder could not be looked at or changed too recently to trust
 }
 
-// folders caches folderSeen by snapshot folder for one export.
+// folders caches folderSeen by snapshot folder (its hashString, as the
+// export's state keys it) for one export.
 type folders struct {
 	root string
 	// trustBefore (ns): a folder whose ctime is not before it may change
@@ -34,7 +35,7 @@ type folders struct {
 	// listed again next time.
 	trustBefore int64
 	mu          sync.Mutex
-	m           map[string]folderSeen
+	m           map[uint64]folderSeen
 }
 
 // look stats the folders exported last time, in parallel, and lists those
@@ -42,7 +43,7 @@ type folders struct {
 // again is set, only the folders it names are looked at; the others keep
 // what prev saw.
 func (fs *folders) look(ctx context.Context, prev *state, workers int, again func(dir string) bool) ([]string, error) {
-	fs.m = make(map[string]folderSeen, len(prev.Snaps))
+	fs.m = make(map[uint64]folderSeen, len(prev.Snaps))
 	var changed []string
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
@@ -63,7 +64,7 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, again fun
 			}
 			fs.mu.Lock()
 			for i, ss := range list {
-				fs.m[ss.Dir] = seen[i]
+				fs.m[hashString(ss.Dir)] = seen[i]
 			}
 			changed = append(changed, mine...)
 			fs.mu.Unlock()
@@ -84,8 +85,9 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, again fun
 // of returns what is known of dir, looking at it now if it was not
 // exported last time.
 func (fs *folders) of(dir string) folderSeen {
+	h := hashString(dir)
 	fs.mu.Lock()
-	f, ok := fs.m[dir]
+	f, ok := fs.m[h]
 	fs.mu.Unlock()
 	if ok {
 		return f
@@ -93,9 +95,9 @@ func (fs *folders) of(dir string) folderSeen {
 	f = fs.read(dir, 0, 0)
 	fs.mu.Lock()
 	if fs.m == nil {
-		fs.m = map[string]folderSeen{}
+		fs.m = map[uint64]folderSeen{}
 	}
-	fs.m[dir] = f
+	fs.m[h] = f
 	fs.mu.Unlock()
 	return f
 }

@@ -326,6 +326,13 @@ func (c *Catalog) Check(ctx context.Context) error {
 // Path returns the catalog file's path.
 func (c *Catalog) Path() string { return c.path }
 
+// LimitConns lets at most n connections to the catalog be open at once
+// from now on; those above it close as they are released, and with them
+// their page caches (up to 16 MiB each). A reindex needs three at once
+// (its writer and the walk's two cursors); a command that then only
+// reads, as an export does, keeps its memory down with two.
+func (c *Catalog) LimitConns(n int) { c.db.SetMaxOpenConns(n) }
+
 // Close closes the catalog.
 func (c *Catalog) Close() error {
 	if err := c.db.Close(); err != nil {
