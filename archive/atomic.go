@@ -313,16 +313,19 @@ func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
-// ReadFd reads the open file fd to its end with raw read(2) calls, into a
-// buffer sized for size bytes (its fstat size) so that a file read whole
-// costs one read and the one that finds the end. Errors are the raw
-// errno; the caller names the file.
+// ReadFd reads the open regular file fd to its end with raw read(2)
+// calls, into a buffer of size+1 bytes (size: its fstat size), so that a
+// file read whole costs one read: a read of a regular file that returns
+// fewer bytes than asked, having reached size, has found the end (a file
+// grown since its stat fills the extra byte and is read on). Errors are
+// the raw errno; the caller names the file.
 func ReadFd(fd int, size int64) ([]byte, error) {
 	data := make([]byte, 0, max(size, 0)+1)
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
+		asked := cap(data) - len(data)
 		n, err := unix.Read(fd, data[len(data):cap(data)])
 		if err == unix.EINTR {
 			continue
@@ -334,6 +337,9 @@ func ReadFd(fd int, size int64) ([]byte, error) {
 			return data, nil
 		}
 		data = data[:len(data)+n]
+		if n < asked && int64(len(data)) >= size {
+			return data, nil
+		}
 	}
 }
 

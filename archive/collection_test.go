@@ -1,6 +1,7 @@
 package archive_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -177,5 +178,27 @@ func TestBatchLeavesTheSameBytes(t *testing.T) {
 	}
 	if fi, _ := os.Lstat(path); fi.Mode()&os.ModeSymlink != 0 {
 		t.Fatal("the symlink is still there")
+	}
+}
+
+// TestReadFdSizes checks that ReadFd reads a file whole whatever the size
+// it is told: the file's own, a smaller one (the file grew since its
+// stat) or a larger one (it shrank).
+func TestReadFdSizes(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "index.jsonl")
+	data := []byte(strings.Repeat("0123456789", 1000))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{int64(len(data)), 0, 1, int64(len(data)) - 1, int64(len(data)) + 1, 1 << 20} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := archive.ReadFd(int(f.Fd()), size)
+		f.Close()
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("size %d: read %d bytes, %v; want %d", size, len(got), err, len(data))
+		}
 	}
 }

@@ -51,7 +51,7 @@ func (f *files) cardText(o output) string {
 	if e := ext(ref.Rel); e != "txt" && e != "md" {
 		return ""
 	}
-	data, err := readHead(ref.Disk, excerptBytes)
+	data, err := readHead(ref.Disk, excerptBytes, ref.Size)
 	if err != nil {
 		return ""
 	}
@@ -77,14 +77,17 @@ func cutPartialRune(data []byte) []byte {
 	return data
 }
 
-// readHead reads at most n bytes from the start of the regular file p,
-// never through a symlink.
-func readHead(p string, n int) ([]byte, error) {
+// readHead reads at most n bytes from the start of the regular file p of
+// size bytes (its stat's), never through a symlink.
+func readHead(p string, n int, size int64) ([]byte, error) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	if size >= 0 && size < int64(n) {
+		n = int(size) + 1 // one more: a file grown since its stat is read on
+	}
 	buf := make([]byte, n)
 	got := 0
 	for got < n {
@@ -99,6 +102,9 @@ func readHead(p string, n int) ([]byte, error) {
 			break
 		}
 		got += k
+		if got < n && int64(got) >= size {
+			break // a short read of a regular file at its size: the end (see archive.ReadFd)
+		}
 	}
 	return bytes.Clone(buf[:got]), nil
 }
