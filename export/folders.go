@@ -107,7 +107,7 @@ func (fs *folders) of(dir string) folderSeen {
 func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
 	abs := fs.root + "/" + dir
 	var st unix.Stat_t
-	if unix.Fstatat(unix.AT_FDCWD, abs, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if archive.Lstatat(unix.AT_FDCWD, abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return folderSeen{}
 	}
 	now := st.Ctim.Nano()

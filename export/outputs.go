@@ -197,7 +197,7 @@ func (f *files) inFolder(rel string) (*Ref, bool) {
 		}
 		disk += string(filepath.Separator) + name
 		var st unix.Stat_t
-		switch err := unix.Lstat(disk, &st); {
+		switch err := archive.Lstatat(unix.AT_FDCWD, disk, &st); {
 		case err == unix.ENOENT:
 			return nil, true
 		case err != nil:

@@ -231,7 +231,7 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.H
 		typ := e.Type
 		if typ == unix.DT_UNKNOWN {
 			var st unix.Stat_t
-			if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err := archive.Lstatat(dirfd, name, &st); err != nil {
 				ch.problem(Unreadable, r, "stat: %v", err)
 				continue
 			}

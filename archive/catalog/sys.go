@@ -73,7 +73,7 @@ func isDir(d dirent, parent string) bool {
 // whole path again.
 func stampAt(dirfd int, rel string) string {
 	var st unix.Stat_t
-	err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err := archive.Lstatat(dirfd, rel, &st)
 	return string(appendStat(nil, &st, err))
 }
 

@@ -548,7 +548,7 @@ func (w *walker) dateFolder(ctx context.Context, fd int, u *unit, buf []byte) []
 func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string, found []folder, rec, buf []byte) ([]folder, []byte, bool) {
 	rel := dateRel + "/" + name
 	var st unix.Stat_t
-	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := archive.Lstatat(fd, name, &st); err != nil {
 		w.unlisted(rel, errnoErr(err))
 		return found, rec, false
 	}
