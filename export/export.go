@@ -42,7 +42,7 @@ type Options struct {
 	// Sort and Limit are ignored: an export lists newest first.
 	Query catalog.Query
 
-	Full                 bool   // rewrite every page, ignoring the previous export
+	Full                 bool   // render every page again, ignoring the previous export
 	Gzip                 bool   // write .gz siblings of the generated files
 	Bundle               string // also write the site as one .tar.zst file here
 	AllowArchivedScripts bool   // let archived pages run scripts in their sandbox

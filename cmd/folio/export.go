@@ -162,7 +162,7 @@ is left out with one warning naming it, and folio exits 3.`,
 	f := cmd.Flags()
 	sel = addSelectionFlags(f, &opts.Query)
 	f.StringVar(&opts.Out, "out", "", "write a publishable copy into this folder instead of exporting in place")
-	f.BoolVar(&opts.Full, "full", false, "rewrite every page, ignoring what the last export wrote")
+	f.BoolVar(&opts.Full, "full", false, "render every page again, ignoring what the last export wrote (a page whose bytes are on disk already is left as it is)")
 	f.BoolVar(&opts.Gzip, "gzip", false, "also write .gz siblings of the generated files")
 	f.StringVar(&opts.Bundle, "bundle", "", "also write the site as one zstd tarball (FILE.tar.zst)")
 	f.BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox (never with the site's origin)")
