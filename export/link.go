@@ -61,24 +61,33 @@ func Quote(p string) string {
 // file to; both are slash paths relative to the export root ("" is the
 // root). The link starts with "./" or "../" and is quoted.
 func relHref(from, to string) string {
-	var f, t []string
-	if from != "" {
-		f = strings.Split(from, "/")
-	}
-	t = strings.Split(to, "/")
-	i := 0
-	for i < len(f) && i < len(t)-1 && f[i] == t[i] {
-		i++
-	}
-	var b strings.Builder
-	if i == len(f) {
-		b.WriteString("./")
-	} else {
-		for range f[i:] {
-			b.WriteString("../")
+	// Skip the folders from and to share, a component at a time (to's
+	// last component, the file, is never shared); every component of
+	// from left is one "../". A page makes dozens of links: no slices.
+	f, t := from, to
+	fLeft := from != "" // f has a component left (an empty one too)
+	for fLeft {
+		fc, fRest, fMore := strings.Cut(f, "/")
+		tc, tRest, tMore := strings.Cut(t, "/")
+		if !tMore || fc != tc {
+			break
 		}
+		f, fLeft, t = fRest, fMore, tRest
 	}
-	b.WriteString(Quote(strings.Join(t[i:], "/")))
+	ups := 0
+	if fLeft {
+		ups = strings.Count(f, "/") + 1
+	}
+	q := Quote(t)
+	var b strings.Builder
+	b.Grow(max(2, 3*ups) + len(q))
+	if ups == 0 {
+		b.WriteString("./")
+	}
+	for range ups {
+		b.WriteString("../")
+	}
+	b.WriteString(q)
 	return b.String()
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,11 +33,52 @@ func TestRelHref(t *testing.T) {
 		{"site", "site/page-2.html", "./page-2.html"},
 		{"archive/a/b", "archive/a/c/index.html", "../c/index.html"},
 		{"", "archive/x y/%.html", "./archive/x%20y/%25.html"},
+		{"a/b", "a/b", "../b"},
+		{"a//b", "a//b/c", "./c"},
+		{"a/", "a/x", "../x"},
+		{"", "x", "./x"},
+		{"a", "", "../"},
 	} {
 		if got := relHref(tc.from, tc.to); got != tc.want {
 			t.Errorf("relHref(%q, %q) = %q, want %q", tc.from, tc.to, got, tc.want)
 		}
 	}
+}
+
+// splitRelHref is relHref as it was written first, with slices: what
+// FuzzRelHref compares it with.
+func splitRelHref(from, to string) string {
+	var f, t []string
+	if from != "" {
+		f = strings.Split(from, "/")
+	}
+	t = strings.Split(to, "/")
+	i := 0
+	for i < len(f) && i < len(t)-1 && f[i] == t[i] {
+		i++
+	}
+	var b strings.Builder
+	if i == len(f) {
+		b.WriteString("./")
+	} else {
+		for range f[i:] {
+			b.WriteString("../")
+		}
+	}
+	b.WriteString(Quote(strings.Join(t[i:], "/")))
+	return b.String()
+}
+
+func FuzzRelHref(f *testing.F) {
+	for _, seed := range [][2]string{{"", "index.html"}, {"archive/users/u/s", "archive/users/u/s/dom/output.html"},
+		{"site", "index.html"}, {"a//b", "a//b/c"}, {"a/", "a/x"}, {"a", ""}, {"/", "/"}, {"x/y/z", "x/y"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, from, to string) {
+		if got, want := relHref(from, to), splitRelHref(from, to); got != want {
+			t.Errorf("relHref(%q, %q) = %q, want %q", from, to, got, want)
+		}
+	})
 }
 
 // TestResolve builds a snapshot folder with odd file names and checks the
