@@ -237,15 +237,15 @@ func (b *Batch) WriteFile(path string, data []byte, perm os.FileMode) error {
 // read; writing costs a create, a write, a rename and the old inode's
 // release.
 func (b *Batch) WriteFileUnlessSame(path string, data []byte, perm os.FileMode) (same bool, err error) {
-	if sameContent(path, data) {
+	if SameContent(path, data) {
 		return true, nil
 	}
 	return false, b.WriteFile(path, data, perm)
 }
 
-// sameContent reports whether path is a regular file of one link that
-// holds exactly data. Any error answers false (the file is written).
-func sameContent(path string, data []byte) bool {
+// SameContent reports whether path is a regular file of one link, not a
+// symlink, that holds exactly data. Any error answers false.
+func SameContent(path string, data []byte) bool {
 	fd, st, err := OpenRegular(path, true)
 	if err != nil {
 		return false

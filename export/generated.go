@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/templates"
 )
 
@@ -24,11 +24,12 @@ func (s *site) writeAssets() error {
 }
 
 // writeChanged writes a generated file unless it is there as it would be
-// written (with a .gz sibling exactly when asked for one), so that a sync
-// of the site copies only what changed.
+// written with a .gz sibling exactly when asked for one (writeGenerated
+// alone would write the sibling again), so that a sync of the site
+// copies only what changed.
 func (s *site) writeChanged(rel string, data []byte) error {
 	p := s.abs(rel)
-	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) && exists(p+".gz") == s.opts.Gzip {
+	if exists(p+".gz") == s.opts.Gzip && archive.SameContent(p, data) {
 		return nil
 	}
 	_, err := s.writeGenerated(rel, data)
