@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/folio-archive/folio/internal/rawsys"
 )
 
 // TempMarker is part of every temporary file or folder name folio creates;
@@ -326,10 +328,7 @@ func ReadFd(fd int, size int64) ([]byte, error) {
 			data = append(data, 0)[:len(data)]
 		}
 		asked := cap(data) - len(data)
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := rawsys.Read(fd, data[len(data):cap(data)])
 		if err != nil {
 			return nil, err
 		}
@@ -357,10 +356,7 @@ type Dirent struct {
 func ReadDirFd(fd int, buf []byte) ([]Dirent, error) {
 	var out []Dirent
 	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := rawsys.Getdents(fd, buf)
 		if err != nil {
 			return nil, err
 		}
@@ -433,15 +429,15 @@ func OpenRegularAt(dirfd int, name string, nofollow bool) (int, unix.Stat_t, err
 	if nofollow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, err := unix.Openat(dirfd, name, flags, 0)
+	fd, err := rawsys.Openat(dirfd, name, flags)
 	if nofollow && err == unix.ELOOP {
 		return -1, st, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (a symlink, not followed)", ErrNotRegular)}
 	}
 	if err != nil {
 		return -1, st, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+	if err := rawsys.Fstat(fd, &st); err != nil {
+		rawsys.Close(fd)
 		return -1, st, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	switch st.Mode & unix.S_IFMT {
@@ -452,7 +448,7 @@ func OpenRegularAt(dirfd int, name string, nofollow bool) (int, unix.Stat_t, err
 	default:
 		err = fmt.Errorf("%w (%s)", ErrNotRegular, FileKind(st.Mode))
 	}
-	unix.Close(fd)
+	rawsys.Close(fd)
 	return -1, st, &fs.PathError{Op: "read", Path: name, Err: err}
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/folio-archive/folio/internal/rawsys"
+
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/warc"
 )
@@ -80,21 +82,18 @@ func cutPartialRune(data []byte) []byte {
 // readHead reads at most n bytes from the start of the regular file p of
 // size bytes (its stat's), never through a symlink.
 func readHead(p string, n int, size int64) ([]byte, error) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := rawsys.Openat(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	if size >= 0 && size < int64(n) {
 		n = int(size) + 1 // one more: a file grown since its stat is read on
 	}
 	buf := make([]byte, n)
 	got := 0
 	for got < n {
-		k, err := unix.Read(fd, buf[got:])
-		if err == unix.EINTR {
-			continue
-		}
+		k, err := rawsys.Read(fd, buf[got:])
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/folio-archive/folio/internal/rawsys"
 )
 
 // direntBufs are getdents(2) buffers, reused across listings.
@@ -17,20 +19,17 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &
 // folder (os.NewFile asks whether the descriptor is non-blocking), and an
 // export lists two or three folders per snapshot.
 func readDir(path string) ([]fs.DirEntry, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := rawsys.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
 	var out []fs.DirEntry
 	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := rawsys.Getdents(fd, buf)
 		if err != nil {
 			return nil, &os.PathError{Op: "readdirent", Path: path, Err: err}
 		}

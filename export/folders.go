@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/internal/rawsys"
 )
 
 // A snapshot's page shows every output in its folder, also one written
@@ -107,7 +108,7 @@ func (fs *folders) of(dir string) folderSeen {
 func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
 	abs := fs.root + "/" + dir
 	var st unix.Stat_t
-	if archive.Lstatat(unix.AT_FDCWD, abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if rawsys.Lstatat(unix.AT_FDCWD, abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return folderSeen{}
 	}
 	now := st.Ctim.Nano()

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/internal/rawsys"
 	"github.com/folio-archive/folio/layout"
 )
 
@@ -149,7 +150,7 @@ func readFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	if limit >= 0 && st.Size > limit {
 		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %s", fileSize(limit))}
 	}
@@ -197,7 +198,7 @@ func (f *files) inFolder(rel string) (*Ref, bool) {
 		}
 		disk += string(filepath.Separator) + name
 		var st unix.Stat_t
-		switch err := archive.Lstatat(unix.AT_FDCWD, disk, &st); {
+		switch err := rawsys.Lstatat(unix.AT_FDCWD, disk, &st); {
 		case err == unix.ENOENT:
 			return nil, true
 		case err != nil:

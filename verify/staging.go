@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/internal/rawsys"
 )
 
 // SiteFolders are the folders of the collection that hold files written
@@ -24,7 +25,7 @@ func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
 	if err != nil {
 		return nil // the folders' own checks report what cannot be read
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	entries, err := archive.ReadDirFd(fd, sc.dbuf)
 	if err != nil {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/internal/rawsys"
 )
 
 // A reindex makes one directory listing per folder above the snapshot
@@ -23,13 +24,13 @@ func listDir(path string, buf []byte) ([]dirent, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	return listDirFd(fd, buf)
 }
 
 // openDir opens a directory, never through a symlink.
 func openDir(path string) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := rawsys.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		return -1, errnoErr(err)
 	}
@@ -39,7 +40,7 @@ func openDir(path string) (int, error) {
 // openDirAt opens the directory name below the open directory dirfd,
 // never through a symlink.
 func openDirAt(dirfd int, name string) (int, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		return -1, errnoErr(err)
 	}
@@ -73,7 +74,7 @@ func isDir(d dirent, parent string) bool {
 // whole path again.
 func stampAt(dirfd int, rel string) string {
 	var st unix.Stat_t
-	err := archive.Lstatat(dirfd, rel, &st)
+	err := rawsys.Lstatat(dirfd, rel, &st)
 	return string(appendStat(nil, &st, err))
 }
 
@@ -105,7 +106,7 @@ func readHead(path string, limit int64) (fileStat, []byte, error) {
 		}
 		return fileStat{}, nil, errnoErr(err)
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	fst := fileStat{size: st.Size, mtime: st.Mtim.Nano(), ino: st.Ino}
 	var data []byte
 	if limit < 0 {
@@ -114,10 +115,7 @@ func readHead(path string, limit int64) (fileStat, []byte, error) {
 		data = make([]byte, min(st.Size, limit))
 		n := 0
 		for n < len(data) {
-			m, rerr := unix.Read(fd, data[n:])
-			if rerr == unix.EINTR {
-				continue
-			}
+			m, rerr := rawsys.Read(fd, data[n:])
 			if rerr != nil || m == 0 {
 				err = rerr
 				break

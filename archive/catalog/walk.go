@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/internal/rawsys"
 	"github.com/folio-archive/folio/layout"
 )
 
@@ -245,7 +246,7 @@ func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
 					w.unlisted(u.dir, err)
 					return nil
 				}
-				defer unix.Close(fd)
+				defer rawsys.Close(fd)
 				u.found = w.dateFolder(gctx, fd, u, make([]byte, 32<<10))
 				return gctx.Err()
 			})
@@ -449,11 +450,11 @@ func (w *walker) readDir(ctx context.Context, rel string, buf []byte) ([]dirent,
 // symlinks: users put them on another disk that way.
 func (w *walker) readRoot(ctx context.Context, rel string, buf []byte) ([]dirent, bool) {
 	return w.listWith(ctx, rel, buf, func(path string, buf []byte) ([]dirent, error) {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := rawsys.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY)
 		if err != nil {
 			return nil, errnoErr(err)
 		}
-		defer unix.Close(fd)
+		defer rawsys.Close(fd)
 		return listDirFd(fd, buf)
 	})
 }
@@ -490,7 +491,7 @@ func (w *walker) unlisted(rel string, err error) {
 func (w *walker) dateFolder(ctx context.Context, fd int, u *unit, buf []byte) []folder {
 	rel, user := u.dir, u.user
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := rawsys.Fstat(fd, &st); err != nil {
 		w.unlisted(rel, errnoErr(err))
 		return nil
 	}
@@ -548,7 +549,7 @@ func (w *walker) dateFolder(ctx context.Context, fd int, u *unit, buf []byte) []
 func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string, found []folder, rec, buf []byte) ([]folder, []byte, bool) {
 	rel := dateRel + "/" + name
 	var st unix.Stat_t
-	if err := archive.Lstatat(fd, name, &st); err != nil {
+	if err := rawsys.Lstatat(fd, name, &st); err != nil {
 		w.unlisted(rel, errnoErr(err))
 		return found, rec, false
 	}
@@ -564,7 +565,7 @@ func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string,
 			return found, rec, false
 		}
 		entries, err := listDirFd(dfd, buf)
-		unix.Close(dfd)
+		rawsys.Close(dfd)
 		if err != nil {
 			w.unlisted(rel, err)
 			return found, rec, false

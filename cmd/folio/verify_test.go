@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,6 +86,19 @@ func TestVerifyReportsEachDamageWithItsPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, added), []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A file of another size is reported with its size, whether it grew
+	// or shrank: verify reads one byte past the size hashes.json gives
+	// and stats the file only when the bytes are not that many.
+	grown := payloadFile(t, dir, m.Snapshots[4].Dir, 0)
+	grownSize := appendTo(t, filepath.Join(dir, grown), "more")
+	shrunk := payloadFile(t, dir, m.Snapshots[6].Dir, 0)
+	sst, err := os.Stat(filepath.Join(dir, shrunk))
+	if err != nil || sst.Size() < 2 {
+		t.Fatalf("stat %s: %v", shrunk, err)
+	}
+	if err := os.Truncate(filepath.Join(dir, shrunk), sst.Size()-1); err != nil {
+		t.Fatal(err)
+	}
 	truncated := m.Snapshots[3].Dir + "/index.jsonl"
 	st, err := os.Stat(filepath.Join(dir, truncated))
 	if err != nil {
@@ -102,26 +116,28 @@ func TestVerifyReportsEachDamageWithItsPath(t *testing.T) {
 		"extra      " + added + ": not listed in hashes/hashes.json (5 B)",
 		"index      " + truncated + ": line ",
 		"catalog    " + truncated + ": changed since the catalog read it (run 'folio reindex')",
+		"changed    " + grown + ": size " + strconv.FormatInt(grownSize, 10) + ", hashes/hashes.json says " + strconv.FormatInt(grownSize-4, 10),
+		"changed    " + shrunk + ": size " + strconv.FormatInt(sst.Size()-1, 10) + ", hashes/hashes.json says " + strconv.FormatInt(sst.Size(), 10),
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if n := strings.Count(r.stdout, "\n"); n != 5 {
-		t.Errorf("%d problem lines, want 5:\n%s", n, r.stdout)
+	if n := strings.Count(r.stdout, "\n"); n != 7 {
+		t.Errorf("%d problem lines, want 7:\n%s", n, r.stdout)
 	}
-	for _, want := range []string{"verified 8 snapshot folders", "problems               5", "  changed              1", "  index                1"} {
+	for _, want := range []string{"verified 8 snapshot folders", "problems               7", "  changed              3", "  index                1"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("summary lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	if last := lastLine(r.stderr); last != "folio: verify found 5 problems: some items failed" {
+	if last := lastLine(r.stderr); last != "folio: verify found 7 problems: some items failed" {
 		t.Errorf("last line %q", last)
 	}
 
 	// --jsonl names the same paths; a selection checks only its snapshots.
 	got := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
-	if got["changed"][0] != flipped || got["missing"][0] != deleted || got["extra"][0] != added || got["index"][0] != truncated {
+	if !slices.Contains(got["changed"], flipped) || got["missing"][0] != deleted || got["extra"][0] != added || got["index"][0] != truncated {
 		t.Errorf("--jsonl: %v", got)
 	}
 	r = catRun(t, dir, "verify", "-f", "exact", m.Snapshots[5].URL).want(t, 0)
@@ -134,6 +150,24 @@ func TestVerifyReportsEachDamageWithItsPath(t *testing.T) {
 	if again := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout); len(again) != len(got) {
 		t.Errorf("second run %v, first %v", again, got)
 	}
+}
+
+// appendTo appends text to the file at path and returns its new size.
+func appendTo(t *testing.T, path, text string) int64 {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
 }
 
 func lastLine(s string) string {
@@ -307,4 +341,50 @@ func TestVerifyReportsSiteTemps(t *testing.T) {
 	// The next export removes them.
 	catRun(t, dir, "export").want(t, 0)
 	catRun(t, dir, "verify").want(t, 0)
+}
+
+// TestVerifyHashesFilesOfManyReads checks files that take more than one
+// read, one of them exactly as long as verify's read buffer (so that
+// the last read of its bytes is a full one and only the next finds the
+// end), and finds a change at each one's end: a byte flipped, or one
+// more byte.
+func TestVerifyHashesFilesOfManyReads(t *testing.T) {
+	dir, m := verifyCollection(t, 2)
+	snap := m.Snapshots[1]
+	var names []string
+	for i, size := range []int{256 << 10, 256<<10 + 5, 600 << 10} {
+		name := snap.Dir + "/media/big" + strconv.Itoa(i) + ".bin"
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(j * (i + 3))
+		}
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if err := os.Remove(filepath.Join(dir, snap.Dir, "hashes", "hashes.json")); err != nil {
+		t.Fatal(err)
+	}
+	catRun(t, dir, "verify", "--write-hashes", "-f", "exact", snap.URL).want(t, 0)
+	catRun(t, dir, "verify").want(t, 0)
+	// The file of one buffer grows by a byte: its bytes fill the first
+	// read, and only the second finds there is more.
+	appendTo(t, filepath.Join(dir, names[0]), "x")
+	for _, name := range names[1:] {
+		p := filepath.Join(dir, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)-1] ^= 0x80
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	if slices.Sort(got["changed"]); !slices.Equal(got["changed"], names) || len(got) != 1 {
+		t.Errorf("problems %v, want %v changed", got, names)
+	}
 }
