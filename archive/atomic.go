@@ -351,13 +351,9 @@ type Dirent struct {
 // ReadDirFd lists the open directory fd with raw getdents(2) calls into
 // buf (scratch space), "." and ".." left out, in the order the filesystem
 // gives them, each entry with the type the listing tells: a folder of
-// small files is looked at without a stat per entry. With endsShort (a
-// folder on a filesystem ListingEndsShort approves) a call that leaves
-// room for one more entry of the longest name ends the listing, which
-// spares a second call for a small folder; otherwise the listing ends at
-// a call that returns nothing. Errors are the raw errno; the caller names
-// the folder.
-func ReadDirFd(fd int, buf []byte, endsShort bool) ([]Dirent, error) {
+// small files is looked at without a stat per entry. Errors are the raw
+// errno; the caller names the folder.
+func ReadDirFd(fd int, buf []byte) ([]Dirent, error) {
 	var out []Dirent
 	for {
 		n, err := rawsys.Getdents(fd, buf)
@@ -384,31 +380,7 @@ func ReadDirFd(fd int, buf []byte, endsShort bool) ([]Dirent, error) {
 			}
 			out = append(out, Dirent{Name: string(name), Type: typ})
 		}
-		if endsShort && len(buf)-n >= maxDirent {
-			return out, nil
-		}
 	}
-}
-
-// maxDirent is the size of the largest linux_dirent64 record: its 19
-// fixed bytes, a name of 255 bytes and its NUL, 8-aligned.
-const maxDirent = (19 + 255 + 1 + 7) &^ 7
-
-// ListingEndsShort reports whether the folder open as fd lies on a
-// filesystem whose getdents(2) fills the buffer it is given as long as
-// entries are left (ext4, XFS, Btrfs, tmpfs), so that a call returning
-// with room for another entry has listed the last one. Others, FUSE
-// among them, may return a part of a listing per call.
-func ListingEndsShort(fd int) bool {
-	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) != nil {
-		return false
-	}
-	switch uint32(st.Type) {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC:
-		return true
-	}
-	return false
 }
 
 // ErrNotRegular: a file folio reads, such as an index, is a fifo, a

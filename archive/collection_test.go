@@ -3,15 +3,12 @@ package archive_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
 )
@@ -203,54 +200,5 @@ func TestReadFdSizes(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Errorf("size %d: read %d bytes, %v; want %d", size, len(got), err, len(data))
 		}
-	}
-}
-
-// TestReadDirFdEndsShort lists folders of a few entries and of more
-// than a buffer holds, names up to the longest, with and without ending
-// at a short getdents, and finds every entry each time.
-func TestReadDirFdEndsShort(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 300} {
-		dir := t.TempDir()
-		want := map[string]bool{}
-		for i := range n {
-			name := fmt.Sprintf("%d-%s", i, strings.Repeat("x", i*37%250))
-			if i%5 == 0 {
-				name = strings.Repeat("y", 255-len(fmt.Sprint(i))) + fmt.Sprint(i) // the longest name
-			}
-			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			want[name] = true
-		}
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !archive.ListingEndsShort(fd) {
-			t.Logf("%s: listings not taken to end short here", dir)
-		}
-		for _, size := range []int{1 << 10, 4 << 10, 64 << 10} {
-			for _, short := range []bool{false, true} {
-				if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
-					t.Fatal(err)
-				}
-				got, err := archive.ReadDirFd(fd, make([]byte, size), short)
-				if err != nil {
-					t.Fatal(err)
-				}
-				seen := map[string]bool{}
-				for _, e := range got {
-					if !want[e.Name] || seen[e.Name] || e.Type != unix.DT_REG {
-						t.Errorf("%d entries, buffer %d, endsShort %v: unexpected %q (type %d)", n, size, short, e.Name, e.Type)
-					}
-					seen[e.Name] = true
-				}
-				if len(seen) != len(want) {
-					t.Errorf("%d entries, buffer %d, endsShort %v: listed %d", n, size, short, len(seen))
-				}
-			}
-		}
-		unix.Close(fd)
 	}
 }

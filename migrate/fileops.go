@@ -88,7 +88,7 @@ func (w *treeWalker) walk(parent int, name, rel string, st *unix.Stat_t) error {
 
 // list returns the names in the open directory fd, "." and ".." excluded.
 func (w *treeWalker) list(fd int) ([]string, error) {
-	entries, err := archive.ReadDirFd(fd, w.buf, false)
+	entries, err := archive.ReadDirFd(fd, w.buf)
 	if err != nil {
 		return nil, err
 	}

@@ -43,10 +43,6 @@ type checker struct {
 	found func(Problem)
 	rep   folderReport
 	warcs []string // the WARC files scan found, slash paths in the folder
-	// endsShort: the folder's filesystem ends a listing at a short
-	// getdents (archive.ListingEndsShort), and its subfolders are taken
-	// to lie on it too.
-	endsShort bool
 	*scratch
 }
 
@@ -90,7 +86,6 @@ func (ch *checker) run(ctx context.Context) folderReport {
 		ch.problem(Unreadable, "", "%v", err)
 		return ch.rep
 	}
-	ch.endsShort = archive.ListingEndsShort(fd)
 	ch.checkIndex(fd)
 	if ch.e.Layout == catalog.LayoutLegacy {
 		ch.checkLegacy()
@@ -213,7 +208,7 @@ func (ch *checker) checkLegacy() {
 // spare a stat of each folder and, without a manifest, any call for a
 // file; an entry the filesystem gives no type is stat'ed.
 func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.Hashes, seen map[string]bool) {
-	entries, err := archive.ReadDirFd(dirfd, ch.dbuf, ch.endsShort)
+	entries, err := archive.ReadDirFd(dirfd, ch.dbuf)
 	if err != nil {
 		ch.problem(Unreadable, rel, "list: %v", err)
 		return

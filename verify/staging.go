@@ -26,7 +26,7 @@ func (sc *scratch) leftBeside(c *archive.Collection, parent string) []Problem {
 		return nil // the folders' own checks report what cannot be read
 	}
 	defer rawsys.Close(fd)
-	entries, err := archive.ReadDirFd(fd, sc.dbuf, false)
+	entries, err := archive.ReadDirFd(fd, sc.dbuf)
 	if err != nil {
 		return nil
 	}

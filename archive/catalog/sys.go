@@ -49,7 +49,7 @@ func openDirAt(dirfd int, name string) (int, error) {
 
 // listDirFd lists the open directory fd (see archive.ReadDirFd).
 func listDirFd(fd int, buf []byte) ([]dirent, error) {
-	out, err := archive.ReadDirFd(fd, buf, false)
+	out, err := archive.ReadDirFd(fd, buf)
 	if err != nil {
 		return nil, errnoErr(err)
 	}
