@@ -156,11 +156,17 @@ func RunEach(ctx context.Context, c *archive.Collection, total int, each func(fn
 	// The workers check the snapshot folders as they are streamed, then
 	// the folders that hold them, for what interrupted copies left beside
 	// the snapshots.
+	const streamAhead = 256
 	type job struct {
 		e      catalog.Entry
 		parent string // "": check e
 	}
-	jobs := make(chan job, opts.Workers)
+	// The catalog's stream runs ahead of the workers by up to
+	// streamAhead folders. The workers' system calls are raw (rawsys),
+	// so a worker keeps its processor until it waits for a job: with a
+	// queue as short as the workers are many, the stream ran in bursts
+	// of two folders between the workers' waits, each burst a handoff.
+	jobs := make(chan job, streamAhead)
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
