@@ -91,6 +91,9 @@ func Lstatat(dirfd int, name string, st *unix.Stat_t) error {
 // Getdents is getdents64(2) of the open folder fd into buf: the number
 // of bytes of linux_dirent64 records it filled, 0 at the end.
 func Getdents(fd int, buf []byte) (int, error) {
+	if len(buf) == 0 {
+		return 0, unix.EINVAL
+	}
 	for {
 		n, _, e := unix.RawSyscall(unix.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 		if e != unix.EINTR {
