@@ -299,13 +299,8 @@ func (ch *checker) check(fd int, rel string, m *archive.Hashes, seen map[string]
 	want, listed := m.Files[rel]
 	hashed := listed && want.Size >= 0 && want.Hash != "" && want.Hash != unreadableHash
 	if hashed {
-		if got, ok := ch.hashSized(fd, want.Size); ok {
-			seen[rel] = true
-			if got != want.Hash {
-				ch.problem(Changed, rel, "sha256 %.12s…, %s says %.12s…", got, archive.HashesFile, want.Hash)
-			}
-			ch.rep.files++
-			ch.rep.bytes += want.Size
+		if sum, n, err := ch.hash(fd, want.Size); err == nil && n == want.Size {
+			ch.compare(rel, sum, want.Hash, n, seen)
 			return
 		}
 	}
@@ -330,16 +325,25 @@ func (ch *checker) check(fd int, rel string, m *archive.Hashes, seen map[string]
 	if !hashed {
 		return // nothing to compare with but the size
 	}
-	got, err := ch.hash(fd, size)
+	// The stat gives the listed size but the first read did not find
+	// it: a read error, or a file changing as it was read. Read again.
+	sum, n, err := ch.hash(fd, size)
 	if err != nil {
 		ch.problem(Unreadable, rel, "read: %v", err)
 		return
 	}
-	if got != want.Hash {
-		ch.problem(Changed, rel, "sha256 %.12s…, %s says %.12s…", got, archive.HashesFile, want.Hash)
+	ch.compare(rel, sum, want.Hash, n, seen)
+}
+
+// compare counts a hashed file of n bytes and reports it changed if its
+// sha256 is not the one hashes.json gives.
+func (ch *checker) compare(rel, sum, want string, n int64, seen map[string]bool) {
+	seen[rel] = true
+	if sum != want {
+		ch.problem(Changed, rel, "sha256 %.12s…, %s says %.12s…", sum, archive.HashesFile, want)
 	}
 	ch.rep.files++
-	ch.rep.bytes += size
+	ch.rep.bytes += n
 }
 
 // inSkipped reports whether rel lies in a folder hashes.json leaves out.
@@ -355,55 +359,25 @@ func inSkipped(rel string) bool {
 // unreadableHash is what hashes.json records for a file it could not read.
 const unreadableHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// hash returns the sha256 hex of the open file fd of the given size,
-// read from its start. It stops reading at size, which saves a call per
-// small file; a file that grew since its stat is checked as it was.
-func (ch *checker) hash(fd int, size int64) (string, error) {
+// hash returns the sha256 hex of the open file fd's bytes from its start
+// and how many there were, reading at most size+1 (size: the bytes the
+// file should hold; n is size+1 for a longer file). A read that comes back
+// short having reached size is the file's end, as in archive.ReadFd, so a
+// file of the expected size costs no read past its end.
+func (ch *checker) hash(fd int, size int64) (sum string, n int64, err error) {
 	ch.h.Reset()
-	for read := int64(0); read < size; {
-		n, err := rawsys.Pread(fd, ch.buf[:min(int64(len(ch.buf)), size-read)], read)
+	for {
+		asked := min(int64(len(ch.buf)), size+1-n)
+		k, err := rawsys.Pread(fd, ch.buf[:asked], n)
 		if err != nil {
-			return "", err
+			return "", n, err
 		}
-		if n == 0 {
-			break // shorter than its stat said: the hash differs
-		}
-		ch.h.Write(ch.buf[:n])
-		read += int64(n)
-	}
-	return ch.sumHex(), nil
-}
-
-// hashSized returns the sha256 hex of the open file fd if it holds
-// exactly size bytes, with ok false if it holds another number of bytes,
-// cannot be read or is not a file. It asks for one byte more than size:
-// a read that comes back short having reached size is the file's end, as
-// in archive.ReadFd, so a file of the expected size costs no stat and no
-// read past its end.
-func (ch *checker) hashSized(fd int, size int64) (sum string, ok bool) {
-	ch.h.Reset()
-	for read := int64(0); ; {
-		asked := min(int64(len(ch.buf)), size+1-read)
-		n, err := rawsys.Pread(fd, ch.buf[:asked], read)
-		if err != nil {
-			return "", false
-		}
-		ch.h.Write(ch.buf[:n])
-		read += int64(n)
-		switch {
-		case read > size:
-			return "", false // longer
-		case n == 0 && read < size:
-			return "", false // shorter
-		case read == size && (n == 0 || int64(n) < asked):
-			return ch.sumHex(), true
+		ch.h.Write(ch.buf[:k])
+		n += int64(k)
+		if k == 0 || n > size || n == size && int64(k) < asked {
+			return hex.EncodeToString(ch.h.Sum(ch.sum[:0])), n, nil
 		}
 	}
-}
-
-// sumHex is the hex of the hash written so far.
-func (ch *checker) sumHex() string {
-	return hex.EncodeToString(ch.h.Sum(ch.sum[:0]))
 }
 
 // openAt opens name below the folder dirfd for reading, with flags added
