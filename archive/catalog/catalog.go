@@ -169,13 +169,30 @@ type Catalog struct {
 // deleted together with its -wal and -shm files and created empty; the
 // caller learns that from Catalog.Rebuilt and an empty Stats.
 func Open(ctx context.Context, c *archive.Collection) (*Catalog, error) {
+	return openCatalog(ctx, c, false)
+}
+
+// OpenMapped is Open for a process that runs a search and exits: its
+// connections read the file through a memory map (PRAGMA mmap_size)
+// rather than copying its pages into page caches of their own. A fresh
+// process fills those caches from nothing, and new memory costs a page
+// fault each 4 KiB (about 12 µs on a virtual machine whose host backs
+// the memory on first touch) where mapping a page the kernel caches
+// already costs a fifth of that: a search of 100k snapshots for two words
+// took 0.86× the time. Long work keeps Open, so that its resident memory
+// does not count the pages of the file it went through.
+func OpenMapped(ctx context.Context, c *archive.Collection) (*Catalog, error) {
+	return openCatalog(ctx, c, true)
+}
+
+func openCatalog(ctx context.Context, c *archive.Collection, mapped bool) (*Catalog, error) {
 	path := c.Path(archive.CatalogFile)
 	if err := os.MkdirAll(c.Path(archive.StateDir), 0o755); err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
-	cat, err := open(ctx, c, path)
+	cat, err := open(ctx, c, path, mapped)
 	if err == nil {
 		cat.Rebuilt = !existed
 		return cat, nil
@@ -189,7 +206,7 @@ func Open(ctx context.Context, c *archive.Collection) (*Catalog, error) {
 	if rmErr := removeCatalog(path); rmErr != nil {
 		return nil, fmt.Errorf("open catalog %s: %v; remove it: %w", path, err, rmErr)
 	}
-	cat, err2 := open(ctx, c, path)
+	cat, err2 := open(ctx, c, path, mapped)
 	if err2 != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", path, err2)
 	}
@@ -206,12 +223,15 @@ func removeCatalog(path string) error {
 	return nil
 }
 
-func dsn(path string) string {
+func dsn(path string, mapped bool) string {
 	v := url.Values{}
 	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "synchronous(NORMAL)")
 	v.Add("_pragma", "cache_size(-16384)")
+	if mapped {
+		v.Add("_pragma", "mmap_size(1073741824)")
+	}
 	// A walk reads the catalog while a reindex writes it, so the WAL
 	// cannot be checkpointed until the walk ends and grows with what the
 	// reindex wrote; once checkpointed it is cut back to this size rather
@@ -228,8 +248,8 @@ type unusable struct{ err error }
 func (u unusable) Error() string { return u.err.Error() }
 func (u unusable) Unwrap() error { return u.err }
 
-func open(ctx context.Context, c *archive.Collection, path string) (*Catalog, error) {
-	db, err := sql.Open("sqlite", dsn(path))
+func open(ctx context.Context, c *archive.Collection, path string, mapped bool) (*Catalog, error) {
+	db, err := sql.Open("sqlite", dsn(path, mapped))
 	if err != nil {
 		return nil, err
 	}

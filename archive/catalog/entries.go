@@ -168,9 +168,11 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 			defer snippet.Close()
 		}
 	}
-	if cq.tiered {
+	if cq.tiered && !plainMatch(q.Search) {
 		// The tiers wrap the expression in a column filter; a mistake in
-		// it is reported as the user wrote it, not as wrapped.
+		// it is reported as the user wrote it, not as wrapped. Quoted
+		// phrases (MatchWords) cannot be mistaken, and for a prefix
+		// this check costs as much as the search.
 		var one int
 		err := c.db.QueryRowContext(ctx, `SELECT 1 FROM search WHERE search MATCH ? LIMIT 1`, q.Search).Scan(&one)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {

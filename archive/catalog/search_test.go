@@ -142,6 +142,14 @@ func TestSearchSyntaxErrors(t *testing.T) {
 		if !errors.Is(err, catalog.ErrQuery) || !strings.Contains(err.Error(), expr) || strings.Contains(err.Error(), "SQL logic error") {
 			t.Errorf("%q: error %v, want an ErrQuery naming it", expr, err)
 		}
+		// Ranked with a limit, the expression runs wrapped in the tiers'
+		// column filters: the error is still SQLite's about it as typed.
+		var plain, ranked *catalog.SearchError
+		errors.As(err, &plain)
+		err = cat.Each(ctx, catalog.Query{Search: expr, Sort: catalog.SortRank, Snippets: true, Limit: 20}, func(catalog.Entry) error { return nil })
+		if !errors.As(err, &ranked) || plain == nil || ranked.Reason != plain.Reason || ranked.Expr != expr {
+			t.Errorf("%q ranked: error %v, want %v", expr, err, plain)
+		}
 		if _, err := cat.Count(ctx, catalog.Query{Search: expr}); !errors.Is(err, catalog.ErrQuery) {
 			t.Errorf("%q: count error %v, want ErrQuery", expr, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // snippetRow is an entry waiting for its snippet.
@@ -28,10 +29,8 @@ func (c *Catalog) snippets(ctx context.Context, q Query, rows []snippetRow, fn f
 	if err != nil {
 		return err
 	}
-	// +rowid: the match goes through its rows once and the list filters
-	// them; a plain rowid IN would run the match again for every id.
 	res, err := c.db.QueryContext(ctx, `SELECT rowid, snippet(search, -1, char(2), char(3), '…', 16) FROM search
-		WHERE search MATCH ? AND +rowid IN (SELECT value FROM json_each(?))`, q.Search, string(list))
+		WHERE search MATCH ? AND `+snippetRowids(q.Search)+` IN (SELECT value FROM json_each(?))`, q.Search, string(list))
 	if err != nil {
 		return c.queryError(q, err)
 	}
@@ -57,4 +56,18 @@ func (c *Catalog) snippets(ctx context.Context, q Query, rows []snippetRow, fn f
 		}
 	}
 	return nil
+}
+
+// snippetRowids is how the snippet query picks its rows from the match of
+// expr. A plain rowid IN runs the match once for each row, each a seek in
+// the terms' doclists: for a word in half the snapshots, a tenth of the
+// time of going through all its matches. A prefix must be expanded to its
+// terms each time the match runs, so an expression with a '*' goes
+// through the match once and filters its rows by the list (+rowid, which
+// the search table cannot use).
+func snippetRowids(expr string) string {
+	if strings.Contains(expr, "*") {
+		return "+rowid"
+	}
+	return "rowid"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -121,14 +122,15 @@ func parseWhen(flag, s string) (t time.Time, err error) {
 // holds snapshot folders, it first runs an incremental reindex under the
 // collection lock and says so on stderr.
 func openFilled(cmd *cobra.Command, e *env, coll *archive.Collection) (*catalog.Catalog, error) {
-	return fillCatalog(cmd, e, coll, false)
+	return fillCatalog(cmd, e, coll, false, catalog.Open)
 }
 
 // fillCatalog is openFilled for a caller that holds the collection lock
-// already (locked) or not.
-func fillCatalog(cmd *cobra.Command, e *env, coll *archive.Collection, locked bool) (*catalog.Catalog, error) {
+// already (locked) or not, opening the catalog with open.
+func fillCatalog(cmd *cobra.Command, e *env, coll *archive.Collection, locked bool,
+	open func(context.Context, *archive.Collection) (*catalog.Catalog, error)) (*catalog.Catalog, error) {
 	ctx := cmd.Context()
-	cat, err := catalog.Open(ctx, coll)
+	cat, err := open(ctx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -156,5 +158,5 @@ func fillCatalog(cmd *cobra.Command, e *env, coll *archive.Collection, locked bo
 		return nil, err
 	}
 	p.Infof("reindex: scanned %d, added %d, problems %d", st.Scanned, st.Added, st.Problems)
-	return catalog.Open(ctx, coll)
+	return open(ctx, coll)
 }

@@ -217,7 +217,7 @@ type removal struct {
 
 func remove(cmd *cobra.Command, e *env, coll *archive.Collection, q catalog.Query, f removeFlags) error {
 	ctx := cmd.Context()
-	cat, err := fillCatalog(cmd, e, coll, true) // the lock is held
+	cat, err := fillCatalog(cmd, e, coll, true, catalog.Open) // the lock is held
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ in **bold**.`,
 			if err != nil {
 				return err
 			}
-			cat, err := openFilled(cmd, e, coll)
+			cat, err := fillCatalog(cmd, e, coll, false, catalog.OpenMapped)
 			if err != nil {
 				return err
 			}

@@ -85,7 +85,7 @@ snapshots that have none. Exit status 3 means problems were found.`,
 
 func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer, q catalog.Query, narrowed bool, opts verify.Options, jsonl bool) error {
 	ctx := cmd.Context()
-	cat, err := fillCatalog(cmd, e, coll, true)
+	cat, err := fillCatalog(cmd, e, coll, true, catalog.Open)
 	if err != nil {
 		return err
 	}
