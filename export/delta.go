@@ -83,19 +83,6 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		return false, err
 	}
 
-	// The URLs of the previous export, as pages fingerprint them.
-	s.groups = make(map[uint64]group, len(prev.Snaps))
-	for _, ss := range prev.Snaps {
-		g := s.groups[ss.URL]
-		g.n++
-		g.sig += ss.Sig
-		s.groups[ss.URL] = g
-	}
-	for _, c := range changed {
-		if s.groups[c.prev.URL].n > 1 {
-			return false, nil // other captures' pages show it: the passes handle that
-		}
-	}
 	// The root pages that list a changed snapshot, each with its
 	// snapshots in list order.
 	members := map[int][]string{}
@@ -118,13 +105,40 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		}
 		redo[n] = items
 	}
+	// The captures of the URLs on those pages, as pages fingerprint them
+	// (the pages written look up no other URL).
+	s.groups = map[uint64]group{}
+	for _, items := range redo {
+		for i := range items {
+			s.groups[hashString(items[i].Snapshot.URL)] = group{}
+		}
+	}
+	for _, ss := range prev.Snaps {
+		if g, ok := s.groups[ss.URL]; ok {
+			g.n++
+			g.sig += ss.Sig
+			s.groups[ss.URL] = g
+		}
+	}
+	for _, c := range changed {
+		if s.groups[c.prev.URL].n > 1 {
+			return false, nil // other captures' pages show it: the passes handle that
+		}
+	}
+	for _, items := range redo {
+		for i := range items {
+			items[i].fp = s.fingerprint(s.groups, &items[i])
+		}
+	}
 
 	// From here on the export is this one.
 	testEvent("delta")
 	s.total, s.pages = int(prev.Total), pages
 	s.next.Total = prev.Total
 	s.next.Pages = slices.Clone(prev.Pages)
-	s.next.Snaps = maps.Clone(prev.Snaps)
+	// The pages record their snapshots' states in next.Snaps, which
+	// starts empty and, once they are written, is laid over the previous
+	// states (copying those would cost more than the pages at 100k).
 	s.next.ManifestSize, s.next.ManifestMTime = prev.ManifestSize, prev.ManifestMTime
 	// The manifest is spliced while the pages are written.
 	var splice errgroup.Group
@@ -145,6 +159,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s.next.Snaps = overlay(prev.Snaps, s.next.Snaps)
 	s.kept.Add(int64(kept))
 	s.rootKept.Add(int64(pages - len(redo)))
 	if len(changed) > 0 {
@@ -192,7 +207,8 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 	return out, nil
 }
 
-// pageItems reads the snapshots of one root page, in list order.
+// pageItems reads the snapshots of one root page, in list order (their
+// fingerprints wait for the captures of their URLs).
 func (s *site) pageItems(ctx context.Context, q catalog.Query, dirs []string) ([]item, error) {
 	q.Dirs = dirs
 	var items []item
@@ -201,7 +217,6 @@ func (s *site) pageItems(ctx context.Context, q catalog.Query, dirs []string) ([
 		it.own, it.dh = s.ownFP(&it), hashString(it.Dir)
 		ps, ok := s.prev.Snaps[it.dh]
 		it.archived = s.isArchived(&e, it.own, ps, ok)
-		it.fp = s.fingerprint(s.groups, &it)
 		items = append(items, it)
 		return nil
 	})
@@ -236,8 +251,21 @@ func (s *site) spliceManifest(target string, changed []changedSnap) error {
 	return s.manifestWritten(target)
 }
 
+// overlay writes the states of written pages over the previous ones
+// (which it changes and returns): each keeps where its record lay in the
+// manifest until moveOffsets moves it.
+func overlay(prev, written map[uint64]snapState) map[uint64]snapState {
+	for h, ss := range written {
+		p := prev[h]
+		ss.Off, ss.Len = p.Off, p.Len
+		prev[h] = ss
+	}
+	return prev
+}
+
 // moveOffsets sets in the next state where each record now lies in the
-// spliced manifest (page has replaced the states of the pages it wrote).
+// spliced manifest: a changed record has its new length, and every record
+// after one whose length changed moves by the difference.
 func (s *site) moveOffsets(changed []changedSnap) {
 	shift := func(off int64) int64 {
 		var d int64
@@ -248,17 +276,16 @@ func (s *site) moveOffsets(changed []changedSnap) {
 		}
 		return d
 	}
-	recs := make(map[uint64]int64, len(changed))
-	for _, c := range changed {
-		recs[c.it.dh] = int64(len(c.rec))
-	}
 	for h, ss := range s.next.Snaps {
-		p := s.prev.Snaps[h]
-		ss.Off, ss.Len = p.Off+shift(p.Off), p.Len
-		if n, ok := recs[h]; ok {
-			ss.Len = n
+		if d := shift(ss.Off); d != 0 {
+			ss.Off += d
+			s.next.Snaps[h] = ss
 		}
-		s.next.Snaps[h] = ss
+	}
+	for _, c := range changed {
+		ss := s.next.Snaps[c.it.dh]
+		ss.Len = int64(len(c.rec))
+		s.next.Snaps[c.it.dh] = ss
 	}
 }
 

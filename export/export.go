@@ -214,11 +214,11 @@ func (s *site) lookFolders(ctx context.Context) error {
 	if last == nil {
 		return nil
 	}
-	var again func(dir string) bool // nil: look at every folder
+	var only []string // nil: look at every folder
 	if s.opts.Watched {
-		again = underAny(s.opts.Changed)
+		only = append([]string{}, s.opts.Changed...)
 	}
-	changed, err := s.folders.look(ctx, last, s.opts.Workers, again)
+	changed, err := s.folders.look(ctx, last, s.opts.Workers, only)
 	s.foldersChanged = append(changed, s.opts.Rewrite...)
 	return err
 }
@@ -480,14 +480,23 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
 	}
-	for h, ss := range s.next.Snaps {
-		if s.seen != nil { // else delta has moved the offsets
+	if s.seen != nil {
+		for h, ss := range s.next.Snaps {
 			l := s.seen[h].line
 			ss.Off, ss.Len = l.off, l.n
+			f := s.folders.of(ss.Dir) // kept pages keep the folder's new ctime
+			ss.Folder, ss.CTime = f.sig, f.ctime
+			s.next.Snaps[h] = ss
 		}
-		f := s.folders.of(ss.Dir) // kept pages keep the folder's new ctime
-		ss.Folder, ss.CTime = f.sig, f.ctime
-		s.next.Snaps[h] = ss
+	} else {
+		// delta has moved the offsets, and the folders not looked at
+		// keep what the state knew of them.
+		s.folders.looked(func(h uint64, f folderSeen) {
+			if ss, ok := s.next.Snaps[h]; ok {
+				ss.Folder, ss.CTime = f.sig, f.ctime
+				s.next.Snaps[h] = ss
+			}
+		})
 	}
 	testEvent("state")
 	if err := s.fault("state", s.statePth); err != nil {

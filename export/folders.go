@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,14 +38,17 @@ type folders struct {
 	trustBefore int64
 	mu          sync.Mutex
 	m           map[uint64]folderSeen
+	// known, after a look at some folders only, is what the last export
+	// saw of the others.
+	known map[uint64]snapState
 }
 
 // look stats the folders exported last time, in parallel, and lists those
 // whose ctime moved. It returns the folders whose names changed. When
-// again is set, only the folders it names are looked at; the others keep
-// what prev saw.
-func (fs *folders) look(ctx context.Context, prev *state, workers int, again func(dir string) bool) ([]string, error) {
-	fs.m = make(map[uint64]folderSeen, len(prev.Snaps))
+// only is not nil, only the folders it names (relative to the collection)
+// or that lie below one of them are looked at; the others keep what prev
+// saw.
+func (fs *folders) look(ctx context.Context, prev *state, workers int, only []string) ([]string, error) {
 	var changed []string
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
@@ -54,10 +58,6 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, again fun
 			var mine []string
 			seen := make([]folderSeen, len(list))
 			for i, ss := range list {
-				if again != nil && !again(ss.Dir) {
-					seen[i] = folderSeen{sig: ss.Folder, ctime: ss.CTime}
-					continue
-				}
 				seen[i] = fs.read(ss.Dir, ss.CTime, ss.Folder)
 				if seen[i].sig != ss.Folder {
 					mine = append(mine, ss.Dir)
@@ -72,19 +72,46 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, again fun
 			return ctx.Err()
 		})
 	}
-	for _, ss := range prev.Snaps {
+	add := func(ss snapState) {
 		batch = append(batch, ss)
 		if len(batch) == cap(batch) {
 			flush(batch)
 			batch = make([]snapState, 0, 512)
 		}
 	}
+	switch {
+	case only == nil:
+		fs.m = make(map[uint64]folderSeen, len(prev.Snaps))
+		for _, ss := range prev.Snaps {
+			add(ss)
+		}
+	case slices.ContainsFunc(only, func(p string) bool { return strings.Count(p, "/") < snapshotDepth }):
+		// A folder above the snapshots': every snapshot below it.
+		fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
+		in := underAny(only)
+		for _, ss := range prev.Snaps {
+			if in(ss.Dir) {
+				add(ss)
+			}
+		}
+	default:
+		// Snapshot folders, or folders inside them (which name none).
+		fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
+		named := map[uint64]bool{}
+		for _, p := range only {
+			h := hashString(p)
+			if ss, ok := prev.Snaps[h]; ok && !named[h] {
+				named[h] = true
+				add(ss)
+			}
+		}
+	}
 	flush(batch)
 	return changed, g.Wait()
 }
 
-// of returns what is known of dir, looking at it now if it was not
-// exported last time.
+// of returns what is known of dir: what look found, else what the last
+// export saw when look passed it over, else what it holds now.
 func (fs *folders) of(dir string) folderSeen {
 	h := hashString(dir)
 	fs.mu.Lock()
@@ -92,6 +119,9 @@ func (fs *folders) of(dir string) folderSeen {
 	fs.mu.Unlock()
 	if ok {
 		return f
+	}
+	if ss, ok := fs.known[h]; ok {
+		return folderSeen{sig: ss.Folder, ctime: ss.CTime}
 	}
 	f = fs.read(dir, 0, 0)
 	fs.mu.Lock()
@@ -101,6 +131,15 @@ func (fs *folders) of(dir string) folderSeen {
 	fs.m[h] = f
 	fs.mu.Unlock()
 	return f
+}
+
+// looked calls fn for each folder look or of has looked at.
+func (fs *folders) looked(fn func(h uint64, f folderSeen)) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for h, f := range fs.m {
+		fn(h, f)
+	}
 }
 
 // read stats dir and, unless its ctime is still ctime (whose listing hashed

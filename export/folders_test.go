@@ -68,8 +68,8 @@ func TestWatchedExportLooksOnlyAtChangedFolders(t *testing.T) {
 	exp(Options{})
 	// A text file put at the top of two snapshot folders by hand, which no
 	// index names: only a look at the folder finds it.
-	a, b := m.Snapshots[2].Dir, m.Snapshots[7].Dir
-	for _, d := range []string{a, b} {
+	a, b, c3 := m.Snapshots[2].Dir, m.Snapshots[7].Dir, m.Snapshots[9].Dir
+	for _, d := range []string{a, b, c3} {
 		if err := os.WriteFile(filepath.Join(dir, d, "handnote.txt"), []byte("a note"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -83,11 +83,17 @@ func TestWatchedExportLooksOnlyAtChangedFolders(t *testing.T) {
 	}
 	// a's domain folder stands for everything below it.
 	exp(Options{Watched: true, Changed: []string{path.Dir(a), "archive/users/nobody"}})
-	if !shows(a) || shows(b) {
-		t.Fatalf("watched export: page of the changed folder shows the note %v (want true), of the other %v (want false)", shows(a), shows(b))
+	if !shows(a) || shows(b) || shows(c3) {
+		t.Fatalf("watched export: page of the changed folder shows the note %v (want true), of the others %v, %v (want false)", shows(a), shows(b), shows(c3))
+	}
+	// A snapshot folder named itself is looked at; a folder inside
+	// another one names no snapshot folder.
+	exp(Options{Watched: true, Changed: []string{b, path.Join(c3, "wget"), b}})
+	if !shows(b) || shows(c3) {
+		t.Fatalf("watched export of a snapshot folder: its page shows the note %v (want true), the page of one with a changed subfolder %v (want false)", shows(b), shows(c3))
 	}
 	exp(Options{})
-	if !shows(b) {
+	if !shows(c3) {
 		t.Errorf("an export not told what changed did not look at every folder")
 	}
 }
