@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,10 +141,20 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	// starts empty and, once they are written, is laid over the previous
 	// states (copying those would cost more than the pages at 100k).
 	s.next.ManifestSize, s.next.ManifestMTime = prev.ManifestSize, prev.ManifestMTime
-	// The manifest is spliced while the pages are written.
-	var splice errgroup.Group
-	if len(changed) > 0 {
-		splice.Go(func() error { return s.spliceManifest(target, changed) })
+	// The records to replace in the manifest: those earlier deferred
+	// exports left (see Options.Defer) and those of this one. The
+	// manifest is spliced while the pages are written, or left to Flush.
+	recs := maps.Clone(prev.pending)
+	for _, c := range changed {
+		if recs == nil {
+			recs = map[uint64]splice{}
+		}
+		recs[c.it.dh] = splice{off: c.prev.Off, len: c.prev.Len, rec: c.rec}
+	}
+	s.heldBack = s.opts.Defer && s.opts.Cache != nil
+	var spliced errgroup.Group
+	if len(recs) > 0 && !s.heldBack {
+		spliced.Go(func() error { return s.spliceManifest(target, recs) })
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Workers)
@@ -153,7 +164,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		s.page(gctx, g, n, redo[n])
 	}
 	err = g.Wait()
-	if serr := splice.Wait(); err == nil {
+	if serr := spliced.Wait(); err == nil {
 		err = serr
 	}
 	if err != nil {
@@ -162,8 +173,11 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	s.next.Snaps = overlay(prev.Snaps, s.next.Snaps)
 	s.kept.Add(int64(kept))
 	s.rootKept.Add(int64(pages - len(redo)))
-	if len(changed) > 0 {
-		s.moveOffsets(changed)
+	switch {
+	case s.heldBack:
+		s.next.pending = recs
+	case len(recs) > 0:
+		moveOffsets(s.next.Snaps, recs)
 	}
 	s.p.Progress("export", int64(s.total), int64(s.total))
 	return true, nil
@@ -224,24 +238,24 @@ func (s *site) pageItems(ctx context.Context, q catalog.Query, dirs []string) ([
 }
 
 // spliceManifest writes the root manifest again: the previous one, copied
-// in the kernel, with the records of the changed snapshots (sorted by
-// offset) replaced.
-func (s *site) spliceManifest(target string, changed []changedSnap) error {
+// in the kernel, with the records recs replaced.
+func (s *site) spliceManifest(target string, recs map[uint64]splice) error {
 	old, err := os.Open(target)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", target, err)
 	}
 	defer closeLater(old)
+	byOff := slices.SortedFunc(maps.Values(recs), func(a, b splice) int { return cmp.Compare(a.off, b.off) })
 	err = s.batch.WriteFileWith(target, 0o644, func(w io.Writer) error {
 		var at int64
-		for _, c := range changed {
-			if err := copyRange(w, old, at, c.prev.Off-at); err != nil {
+		for _, r := range byOff {
+			if err := copyRange(w, old, at, r.off-at); err != nil {
 				return err
 			}
-			if _, err := w.Write(c.rec); err != nil {
+			if _, err := w.Write(r.rec); err != nil {
 				return err
 			}
-			at = c.prev.Off + c.prev.Len
+			at = r.off + r.len
 		}
 		return copyRange(w, old, at, s.prev.ManifestSize-at)
 	})
@@ -263,29 +277,30 @@ func overlay(prev, written map[uint64]snapState) map[uint64]snapState {
 	return prev
 }
 
-// moveOffsets sets in the next state where each record now lies in the
-// spliced manifest: a changed record has its new length, and every record
-// after one whose length changed moves by the difference.
-func (s *site) moveOffsets(changed []changedSnap) {
+// moveOffsets sets in snaps where each record lies in the manifest once
+// recs are spliced into it: a replaced record has its new length, and
+// every record after one whose length changed moves by the difference.
+func moveOffsets(snaps map[uint64]snapState, recs map[uint64]splice) {
 	shift := func(off int64) int64 {
 		var d int64
-		for _, c := range changed {
-			if c.prev.Off < off {
-				d += int64(len(c.rec)) - c.prev.Len
+		for _, r := range recs {
+			if r.off < off {
+				d += int64(len(r.rec)) - r.len
 			}
 		}
 		return d
 	}
-	for h, ss := range s.next.Snaps {
+	for h, ss := range snaps {
 		if d := shift(ss.Off); d != 0 {
 			ss.Off += d
-			s.next.Snaps[h] = ss
+			snaps[h] = ss
 		}
 	}
-	for _, c := range changed {
-		ss := s.next.Snaps[c.it.dh]
-		ss.Len = int64(len(c.rec))
-		s.next.Snaps[c.it.dh] = ss
+	for h, r := range recs {
+		if ss, ok := snaps[h]; ok {
+			ss.Len = int64(len(r.rec))
+			snaps[h] = ss
+		}
 	}
 }
 

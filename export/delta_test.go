@@ -158,3 +158,164 @@ func TestReexportFromChangeFeed(t *testing.T) {
 		}
 	}
 }
+
+// TestDeferredReexport: re-exports with Options.Defer (folio watch) write
+// the pages of changed snapshots but leave the root manifest and the
+// state file as they are; Flush splices every held record (one changed
+// twice, records before and after others, of new lengths) and writes the
+// state, which later re-exports splice from. A re-export by another
+// process while records are held (or after a watch that died) starts from
+// the files, and the Flush after it writes nothing. Every step ends where
+// a --full export does, byte for byte.
+func TestDeferredReexport(t *testing.T) {
+	dir, m, c := generatedIn(t, 90, 5)
+	var mu sync.Mutex
+	events := map[string]int{}
+	testEvent = func(e string) {
+		mu.Lock()
+		events[e]++
+		mu.Unlock()
+	}
+	defer func() { testEvent = func(string) {} }()
+	const pageSize = 20
+	cache := &Cache{}
+	run := func(cache *Cache) Stats {
+		t.Helper()
+		clear(events)
+		st, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache, Defer: cache != nil}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	flush := func(cache *Cache) int {
+		t.Helper()
+		n, err := Flush(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	statePath := c.Path(archive.StateDir + "/export/in-place.state")
+	run(cache)
+
+	urls := map[string]int{}
+	for _, s := range m.Snapshots {
+		urls[s.URL]++
+	}
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	var picks []gen.Entry // single captures on pages 1 to 4
+	for i, s := range order {
+		if urls[s.URL] == 1 && i/pageSize == len(picks) && len(picks) < 4 {
+			picks = append(picks, s)
+		}
+	}
+	if len(picks) != 4 {
+		t.Fatalf("no single captures on pages 1-4: %d", len(picks))
+	}
+	retitle := func(e gen.Entry, title string) {
+		t.Helper()
+		time.Sleep(10 * time.Millisecond) // a distinct mtime on coarse clocks
+		if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(e.Dir)), title); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shows := func(e gen.Entry, title string) bool {
+		page, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(e.Dir), RootPage))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Contains(page, []byte(title))
+	}
+	sameAsFull := func(step string) {
+		t.Helper()
+		now := generatedFiles(t, dir)
+		if _, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Full: true}, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+		for rel, f := range generatedFiles(t, dir) {
+			if !bytes.Equal(f.data, now[rel].data) {
+				t.Errorf("%s: %s differs from a --full export's", step, rel)
+			}
+		}
+	}
+
+	manifest, _ := fileIDOf(filepath.Join(dir, ManifestFile))
+	state, _ := fileIDOf(statePath)
+	// The second page's snapshot twice, the fourth's once between.
+	for _, ch := range []struct {
+		e     gen.Entry
+		title string
+	}{{picks[1], "Held once"}, {picks[3], "Held " + strings.Repeat("longer ", 9)}, {picks[1], "Held twice, " + strings.Repeat("long ", 7)}} {
+		retitle(ch.e, ch.title)
+		st := run(cache)
+		if events["delta"] != 1 || st.Written != 1 || !shows(ch.e, ch.title) {
+			t.Fatalf("deferred re-export of %q: events %v, %+v", ch.title, events, st)
+		}
+		if id, _ := fileIDOf(filepath.Join(dir, ManifestFile)); id != manifest {
+			t.Fatalf("deferred re-export of %q rewrote the manifest", ch.title)
+		}
+		if id, _ := fileIDOf(statePath); id != state || !cache.Held() {
+			t.Fatalf("deferred re-export of %q wrote the state (held: %v)", ch.title, cache.Held())
+		}
+	}
+	if n := flush(cache); n != 2 || cache.Held() {
+		t.Fatalf("flush spliced %d records (want 2), held after: %v", n, cache.Held())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []string{"Held twice, " + strings.Repeat("long ", 7), "Held " + strings.Repeat("longer ", 9)} {
+		if !bytes.Contains(data, []byte(title)) {
+			t.Errorf("the flushed manifest lacks %q", title)
+		}
+	}
+	if n := flush(cache); n != 0 {
+		t.Errorf("a second flush spliced %d records", n)
+	}
+	// A re-export of another process splices from the flushed state's
+	// offsets: a record after the ones that grew.
+	retitle(picks[2], "After the flush")
+	if st := run(nil); events["delta"] != 1 || st.Written != 1 {
+		t.Fatalf("re-export after the flush: events %v, %+v", events, st)
+	}
+	sameAsFull("after the flush")
+
+	// Held, then another process exports (or the watch died): it starts
+	// from the files, and the flush after it has nothing to write.
+	run(cache)
+	retitle(picks[0], "Held, then exported elsewhere")
+	run(cache)
+	retitle(picks[3], "Exported elsewhere")
+	// (The held page is rendered again and found as it is.)
+	if st := run(nil); events["delta"] != 1 || st.Written != 1 || st.Same != 1 {
+		t.Fatalf("re-export of another process over held records: events %v, %+v", events, st)
+	}
+	if n := flush(cache); n != 0 || cache.Held() {
+		t.Errorf("flush after another process exported: %d records, held %v", n, cache.Held())
+	}
+	sameAsFull("after another process")
+
+	// Held, then a change the feed cannot carry (a URL captured twice):
+	// the passes write the manifest whole, with the held record's new
+	// form, and the state.
+	var twice gen.Entry
+	for _, s := range m.Snapshots {
+		if urls[s.URL] > 1 {
+			twice = s
+		}
+	}
+	run(cache)
+	retitle(picks[2], "Held, then passes")
+	run(cache)
+	retitle(twice, "A URL captured twice")
+	if st := run(cache); events["pass1"] != 1 || cache.Held() || st.Written < 1 {
+		t.Fatalf("passes over held records: events %v, held %v, %+v", events, cache.Held(), st)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); !bytes.Contains(data, []byte("Held, then passes")) {
+		t.Errorf("the passes' manifest lacks the held record")
+	}
+	sameAsFull("after the passes")
+}

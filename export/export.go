@@ -83,6 +83,18 @@ type Options struct {
 	// the state file is then read only when another process wrote it.
 	Cache *Cache
 
+	// Defer, with Cache, leaves the root manifest and the state file as
+	// they are when the export re-exports from the catalog's change feed
+	// (the pages it writes are durable all the same): the changed
+	// snapshots' records wait in Cache until Flush splices them into the
+	// manifest and writes the state. folio watch defers while changes
+	// come and flushes once the tree is still: the manifest of 100k
+	// snapshots is 145 MB, and writing it again for each change cost
+	// more than all the rest. An export that dies before Flush leaves the
+	// manifest and the state of the last one written, which agree; the
+	// next export writes again the pages they do not account for.
+	Defer bool
+
 	// Now is the clock; nil means time.Now. A folder changed less than
 	// catalog.ListingAge before it is looked at again next time.
 	Now func() time.Time
@@ -207,6 +219,63 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	return st, fullDisk(s.dst, err)
 }
 
+// Flush writes what exports with Options.Defer left in opts.Cache: the
+// root manifest with the records they changed spliced in, and the state.
+// It returns how many records it spliced; with nothing held back it does
+// nothing. opts must select and render as those exports did (the same
+// options, Defer aside); its Rewrite is not used.
+func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
+	if !opts.Cache.Held() {
+		return 0, nil
+	}
+	if p == nil {
+		p = archive.Discard
+	}
+	lock, err := opts.Collection.Lock("export")
+	if err != nil {
+		return 0, err
+	}
+	defer lock.Unlock()
+	opts.Rewrite = nil
+	s, err := newSite(opts, nil, p)
+	if err != nil {
+		return 0, err
+	}
+	st := s.prev
+	if st == nil || !st.unsaved {
+		// Another export wrote the state since, and with it the
+		// manifest: nothing is held back any more.
+		if s.last != nil && !s.last.unsaved {
+			opts.Cache.keep(s.statePth, s.last)
+		}
+		return 0, nil
+	}
+	s.next = st
+	n := len(st.pending)
+	if n > 0 {
+		target := s.abs(ManifestFile)
+		fi, err := os.Stat(target)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != st.ManifestSize || fi.ModTime().UnixNano() != st.ManifestMTime {
+			// Changed since by something else: the next export writes
+			// it whole (a state without a manifest size lets it).
+			st.ManifestSize, n = 0, 0
+		} else {
+			if err := s.spliceManifest(target, st.pending); err != nil {
+				return 0, err
+			}
+			moveOffsets(st.Snaps, st.pending)
+		}
+	}
+	if err := s.batch.Sync(); err != nil {
+		return 0, err
+	}
+	st.pending, st.unsaved = nil, false
+	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	return n, s.writeState()
+}
+
 // lookFolders looks at the snapshot folders of the last export (also for
 // --full, which keeps what the state knows of unchanged folders).
 func (s *site) lookFolders(ctx context.Context) error {
@@ -281,6 +350,7 @@ type site struct {
 	seen     map[uint64]seenRec   // by folder hash, from pass 1
 	captures map[uint64][]capture // captures of URLs captured more than once
 	deferred []*item              // pages written once captures are known
+	heldBack bool                 // delta left the manifest and state to Flush (Options.Defer)
 	total    int
 	pages    int
 
@@ -498,14 +568,13 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 			}
 		})
 	}
-	testEvent("state")
-	if err := s.fault("state", s.statePth); err != nil {
+	if s.heldBack {
+		// The state waits in the cache for Flush (see Options.Defer).
+		s.next.unsaved = true
+		s.opts.Cache.keep(s.statePth, s.next)
+	} else if err := s.writeState(); err != nil {
 		return st, err
 	}
-	if err := s.next.write(s.statePth); err != nil {
-		return st, err
-	}
-	s.opts.Cache.keep(s.statePth, s.next)
 	if err := s.warcs.save(s.opts.Full); err != nil {
 		return st, err
 	}
@@ -640,4 +709,18 @@ func (s *site) hasMarker(e *catalog.Entry) bool {
 
 func fileURL(p string) string {
 	return "file://" + Quote(filepath.ToSlash(p))
+}
+
+// writeState writes the next state to the state file and keeps it in the
+// cache.
+func (s *site) writeState() error {
+	testEvent("state")
+	if err := s.fault("state", s.statePth); err != nil {
+		return err
+	}
+	if err := s.next.write(s.statePth); err != nil {
+		return err
+	}
+	s.opts.Cache.keep(s.statePth, s.next)
+	return nil
 }

@@ -148,8 +148,9 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			it.archived = s.isArchived(&e, it.own, prev, hasPrev)
 			start := written + int64(len(buf)) + copyLen
 			if old != nil && hasPrev && prev.Own == it.own && prev.Archived == it.archived &&
-				prev.Len > 0 && prev.Off+prev.Len <= s.prev.ManifestSize {
-				// The same record as last time: copied from the old manifest.
+				prev.Len > 0 && prev.Off+prev.Len <= s.prev.ManifestSize && !s.prev.held(dh) {
+				// The same record as last time: copied from the old manifest
+				// (unless a deferred export left it there in its old form).
 				if copyLen == 0 || copyOff+copyLen != prev.Off {
 					if err := flushCopy(); err != nil {
 						return err

@@ -30,6 +30,27 @@ type state struct {
 	Catalog catalog.Generation
 	Select  uint64 // selectionKey of the query
 	Snaps   map[uint64]snapState
+
+	// Kept in memory only (Options.Defer): the records the manifest on
+	// disk still holds in their old form, by folder hash, and whether
+	// the state differs from the file.
+	pending map[uint64]splice
+	unsaved bool
+}
+
+// held reports whether the manifest on disk holds the record of the
+// snapshot folder with hash h in an older form than the state says.
+func (st *state) held(h uint64) bool {
+	_, ok := st.pending[h]
+	return ok
+}
+
+// splice is one record of the root manifest to replace: where the old
+// one lies (Off and Len in the manifest the state describes) and the new
+// bytes.
+type splice struct {
+	off, len int64
+	rec      []byte
 }
 
 type snapState struct {
@@ -93,7 +114,13 @@ func (c *Cache) take(path string) (*state, error) {
 	return readState(path)
 }
 
-// keep remembers st, just written to path.
+// Held reports whether exports with Options.Defer left a manifest and a
+// state for Flush to write.
+func (c *Cache) Held() bool {
+	return c != nil && c.st != nil && c.st.unsaved
+}
+
+// keep remembers st, just written to path (or, deferred, still to be).
 func (c *Cache) keep(path string, st *state) {
 	if c == nil {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,19 +55,27 @@ func (w *watchFlags) validate() error {
 func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collection) error {
 	w.opts.Dir = coll.Dir
 	h := &watch.Handler{Coll: coll, P: p}
+	var fl *flusher
 	if w.export {
 		crawlers, err := allowCrawlers(nil, coll) // the setting: watch has no flag for it
 		if err != nil {
 			return err
 		}
-		cache := &export.Cache{} // the export's state, kept between batches
+		// The export's state is kept between batches, and with it the
+		// root manifest's changed records until the tree is still.
+		fl = &flusher{p: p, opts: export.Options{Collection: coll, Version: version, SkipReindex: true,
+			PageSize: w.pageSize, Title: w.title, AllowCrawlers: crawlers, Cache: &export.Cache{}, Defer: true}}
+		defer fl.stop(ctx)
 		h.Export = func(ctx context.Context, scope watch.ExportScope) (string, error) {
-			st, err := export.Run(ctx, export.Options{Collection: coll, Version: version, SkipReindex: true,
-				PageSize: w.pageSize, Title: w.title, Rewrite: scope.Rewrite, AllowCrawlers: crawlers,
-				Watched: scope.Watched, Changed: scope.Changed, Cache: cache}, archive.Discard)
+			opts := fl.opts
+			opts.Rewrite, opts.Watched, opts.Changed = scope.Rewrite, scope.Watched, scope.Changed
+			fl.mu.Lock()
+			st, err := export.Run(ctx, opts, archive.Discard)
+			fl.mu.Unlock()
 			if err != nil {
 				return "", err
 			}
+			fl.held()
 			return fmt.Sprintf("export: %s and %s written", plural(st.Written, "detail page"), plural(st.RootWritten, "root page")), nil
 		}
 	}
@@ -97,6 +106,72 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 	})
 }
 
+// flusher writes the root manifest and state the exports under watch
+// hold back (export.Options.Defer) once no export has run for
+// flushIdle, at most flushMax after the first one held back, and when
+// watch stops.
+type flusher struct {
+	p     *printer
+	opts  export.Options
+	mu    sync.Mutex // one export or flush at a time
+	timer *time.Timer
+	first time.Time // when the first export since the last flush ran
+}
+
+const (
+	flushIdle = 2 * time.Second
+	flushMax  = 30 * time.Second
+)
+
+// held arms the flush after an export.
+func (f *flusher) held() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.opts.Cache.Held() {
+		return
+	}
+	now := time.Now()
+	if f.first.IsZero() {
+		f.first = now
+	}
+	wait := min(flushIdle, max(0, f.first.Add(flushMax).Sub(now)))
+	if f.timer == nil {
+		f.timer = time.AfterFunc(wait, func() { f.flush(context.Background()) })
+	} else {
+		f.timer.Reset(wait)
+	}
+}
+
+// flush writes what is held back; while another command holds the
+// collection's lock it tries again later.
+func (f *flusher) flush(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := export.Flush(ctx, f.opts, archive.Discard)
+	switch {
+	case errors.Is(err, archive.ErrLocked) && f.timer != nil && ctx.Err() == nil:
+		f.timer.Reset(flushIdle)
+		return
+	case err != nil:
+		f.p.Warnf("export: %v", err)
+	case n > 0:
+		f.p.Infof("root %s brought up to date (%s)", export.ManifestFile, plural(int64(n), "snapshot record"))
+	}
+	f.first = time.Time{}
+}
+
+// stop flushes what is still held back, as watch stops. (What a watch
+// killed before it leaves the next export to write.)
+func (f *flusher) stop(ctx context.Context) {
+	f.mu.Lock()
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
+	f.mu.Unlock()
+	f.flush(context.WithoutCancel(ctx))
+}
+
 func pollInterval(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 2 * time.Second
@@ -113,7 +188,10 @@ func newWatchCmd(e *env) *cobra.Command {
 folders dropped in or synced from elsewhere, index.jsonl files edited by hand,
 folders moved or deleted, legacy folders copied into archive/ (cataloged where
 they are; 'folio update --migrate-only' migrates them). With --export the
-incremental export runs after each change, so the pages stay current.
+incremental export runs after each change, so the pages stay current; the
+root index.jsonl, one record per snapshot (145 MB for 100k), is brought up to
+date once no change has come for 2s (at most 30s after the first), and when
+watch stops.
 
 Changes are gathered until the tree has been still for --settle, then applied
 by a reindex of the folders they touched, under the collection's lock; while
