@@ -63,6 +63,20 @@ func generatedFiles(t *testing.T, root string) map[string]generatedFile {
 	return out
 }
 
+// countEvents counts the export's steps (testEvent) until the test ends;
+// read it between exports.
+func countEvents(t *testing.T) map[string]int {
+	var mu sync.Mutex
+	events := map[string]int{}
+	testEvent = func(e string) {
+		mu.Lock()
+		events[e]++
+		mu.Unlock()
+	}
+	t.Cleanup(func() { testEvent = func(string) {} })
+	return events
+}
+
 // TestReexportFromChangeFeed changes one snapshot at a time and checks
 // that the re-export takes the catalog's change feed (no pass over the
 // selection), rewrites exactly that snapshot's page, the root page and
@@ -71,14 +85,7 @@ func generatedFiles(t *testing.T, root string) map[string]generatedFile {
 // manifest offsets the first re-export recorded.
 func TestReexportFromChangeFeed(t *testing.T) {
 	dir, m, c := generatedIn(t, 90, 5)
-	var mu sync.Mutex
-	events := map[string]int{}
-	testEvent = func(e string) {
-		mu.Lock()
-		events[e]++
-		mu.Unlock()
-	}
-	defer func() { testEvent = func(string) {} }()
+	events := countEvents(t)
 	const pageSize = 20
 	export := func(full bool) Stats {
 		t.Helper()
@@ -169,14 +176,7 @@ func TestReexportFromChangeFeed(t *testing.T) {
 // a --full export does, byte for byte.
 func TestDeferredReexport(t *testing.T) {
 	dir, m, c := generatedIn(t, 90, 5)
-	var mu sync.Mutex
-	events := map[string]int{}
-	testEvent = func(e string) {
-		mu.Lock()
-		events[e]++
-		mu.Unlock()
-	}
-	defer func() { testEvent = func(string) {} }()
+	events := countEvents(t)
 	const pageSize = 20
 	cache := &Cache{}
 	run := func(cache *Cache) Stats {

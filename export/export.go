@@ -559,8 +559,8 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 			s.next.Snaps[h] = ss
 		}
 	} else {
-		// delta has moved the offsets, and the folders not looked at
-		// keep what the state knew of them.
+		// delta has set the offsets (or left them to Flush), and the
+		// folders not looked at keep what the state knew of them.
 		s.folders.looked(func(h uint64, f folderSeen) {
 			if ss, ok := s.next.Snaps[h]; ok {
 				ss.Folder, ss.CTime = f.sig, f.ctime

@@ -69,13 +69,11 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 		h.Export = func(ctx context.Context, scope watch.ExportScope) (string, error) {
 			opts := fl.opts
 			opts.Rewrite, opts.Watched, opts.Changed = scope.Rewrite, scope.Watched, scope.Changed
-			fl.mu.Lock()
 			st, err := export.Run(ctx, opts, archive.Discard)
-			fl.mu.Unlock()
 			if err != nil {
 				return "", err
 			}
-			fl.held()
+			fl.arm()
 			return fmt.Sprintf("export: %s and %s written", plural(st.Written, "detail page"), plural(st.RootWritten, "root page")), nil
 		}
 	}
@@ -93,6 +91,12 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 	}
 	locked := false
 	return wt.Run(ctx, func(ctx context.Context, b watch.Batch) error {
+		if fl != nil {
+			// A flush and a batch take the collection's lock in turn:
+			// neither waits for the other as for another command.
+			fl.mu.Lock()
+			defer fl.mu.Unlock()
+		}
 		_, err := h.Apply(ctx, b)
 		if errors.Is(err, archive.ErrLocked) {
 			if !locked {
@@ -113,7 +117,7 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 type flusher struct {
 	p     *printer
 	opts  export.Options
-	mu    sync.Mutex // one export or flush at a time
+	mu    sync.Mutex // held by a batch being applied or a flush; guards what follows
 	timer *time.Timer
 	first time.Time // when the first export since the last flush ran
 }
@@ -123,10 +127,8 @@ const (
 	flushMax  = 30 * time.Second
 )
 
-// held arms the flush after an export.
-func (f *flusher) held() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// arm sets the flush after an export (with f.mu held).
+func (f *flusher) arm() {
 	if !f.opts.Cache.Held() {
 		return
 	}

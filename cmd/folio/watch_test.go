@@ -282,3 +282,54 @@ func TestWatchPolls(t *testing.T) {
 		t.Errorf("exit code after SIGINT: %d, want 130", code)
 	}
 }
+
+// TestWatchExportFlushesTheManifest: under watch --export an edited
+// snapshot's page follows at once and the root index.jsonl once the tree
+// has been still (it is written for all the changes of a burst together),
+// or when watch stops, whichever comes first.
+func TestWatchExportFlushesTheManifest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 12, Seed: 3, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot whose URL no other one has: its change needs no other page.
+	urls := map[string]int{}
+	for _, s := range m.Snapshots {
+		urls[s.URL]++
+	}
+	var e gen.Entry
+	for _, s := range m.Snapshots {
+		if urls[s.URL] == 1 {
+			e = s
+		}
+	}
+	w := startFolio(t, "-D", dir, "watch", "--export")
+	await(t, "the first export", w, func() bool { return strings.Contains(w.stderr(), "export: ") })
+	read := func(rel string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		return string(b)
+	}
+	for i, title := range []string{"Flushed when still", "Flushed as watch stops"} {
+		if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(e.Dir)), title); err != nil {
+			t.Fatal(err)
+		}
+		await(t, "the page with "+title, w, func() bool { return strings.Contains(read(e.Dir+"/index.html"), title) })
+		if i == 0 {
+			await(t, "index.jsonl with "+title, w, func() bool { return strings.Contains(read("index.jsonl"), title) })
+			if !strings.Contains(w.stderr(), "root index.jsonl brought up to date (1 snapshot record)") {
+				t.Errorf("no line saying index.jsonl was written:\n%s", w.stderr())
+			}
+		}
+	}
+	if code := w.interrupt(t); code != 130 {
+		t.Errorf("watch exit code after SIGINT: %d, want 130", code)
+	}
+	if !strings.Contains(read("index.jsonl"), "Flushed as watch stops") {
+		t.Errorf("index.jsonl after watch stopped lacks the last title")
+	}
+	// What watch left is what an export finds current.
+	if _, stderr, code := runFolio(t, "-D", dir, "export"); code != 0 || !strings.Contains(stderr, "0 pages written") {
+		t.Errorf("export after watch: exit %d\n%s", code, stderr)
+	}
+}
