@@ -96,6 +96,9 @@ func runExport(b *B) error {
 		}
 	}
 	b.Add(one)
+	if err == nil {
+		b.Add(b.watchedExport(c, target, n, m.Wall))
+	}
 	return nil
 }
 
