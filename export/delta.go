@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sort"
 
 	"golang.org/x/sync/errgroup"
 
@@ -217,7 +216,6 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 			return nil, errNoDelta // removed, or no longer selected
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].prev.Off < out[b].prev.Off })
 	return out, nil
 }
 

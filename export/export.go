@@ -270,9 +270,6 @@ func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
 		return 0, err
 	}
 	st.pending, st.unsaved = nil, false
-	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
-		return 0, fmt.Errorf("export: %w", err)
-	}
 	return n, s.writeState()
 }
 
@@ -285,7 +282,7 @@ func (s *site) lookFolders(ctx context.Context) error {
 	}
 	var only []string // nil: look at every folder
 	if s.opts.Watched {
-		only = append([]string{}, s.opts.Changed...)
+		only = append([]string{}, s.opts.Changed...) // not nil when empty: look at none
 	}
 	changed, err := s.folders.look(ctx, last, s.opts.Workers, only)
 	s.foldersChanged = append(changed, s.opts.Rewrite...)
@@ -547,9 +544,6 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	testEvent("sync")
-	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
-		return st, fmt.Errorf("export: %w", err)
-	}
 	if s.seen != nil {
 		for h, ss := range s.next.Snaps {
 			l := s.seen[h].line
@@ -714,6 +708,9 @@ func fileURL(p string) string {
 // writeState writes the next state to the state file and keeps it in the
 // cache.
 func (s *site) writeState() error {
+	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
 	testEvent("state")
 	if err := s.fault("state", s.statePth); err != nil {
 		return err
