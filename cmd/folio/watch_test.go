@@ -316,9 +316,12 @@ func TestWatchExportFlushesTheManifest(t *testing.T) {
 		}
 		await(t, "the page with "+title, w, func() bool { return strings.Contains(read(e.Dir+"/index.html"), title) })
 		if i == 0 {
-			await(t, "index.jsonl with "+title, w, func() bool { return strings.Contains(read("index.jsonl"), title) })
-			if !strings.Contains(w.stderr(), "root index.jsonl brought up to date (1 snapshot record)") {
-				t.Errorf("no line saying index.jsonl was written:\n%s", w.stderr())
+			// (The line comes once the manifest and the state are written.)
+			await(t, "the line saying index.jsonl was written", w, func() bool {
+				return strings.Contains(w.stderr(), "root index.jsonl brought up to date (1 snapshot record)")
+			})
+			if !strings.Contains(read("index.jsonl"), title) {
+				t.Fatalf("index.jsonl lacks %q after the line saying it was written:\n%s", title, w.stderr())
 			}
 		}
 	}
