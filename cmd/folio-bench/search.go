@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,6 +90,7 @@ func runSearch(b *B) error {
 		return err
 	}
 	var walls []float64
+	timed := make([]timedQuery, 0, len(queries))
 	for _, q := range queries {
 		m, err := b.Run(b.FolioCmd(c.Dir, append([]string{"search", "--limit", "20"}, q...)...))
 		if err != nil {
@@ -96,8 +98,13 @@ func runSearch(b *B) error {
 			return nil
 		}
 		walls = append(walls, m.Wall.Seconds())
+		timed = append(timed, timedQuery{strings.Join(q, " "), m.Wall.Seconds()})
 	}
 	sort.Float64s(walls)
+	slices.SortFunc(timed, func(a, b timedQuery) int { return cmp.Compare(b.wall, a.wall) })
+	for _, t := range timed[:min(5, len(timed))] {
+		b.Logf("slow query: %s %s", format(Seconds, t.wall), t.q)
+	}
 	pct := func(p float64) float64 { return walls[min(len(walls)-1, int(float64(len(walls))*p))] }
 	grep, err := b.Repeat(nil, func() *exec.Cmd { return grepCmd(texts, "n"+fmt.Sprint(b.N/2)) })
 	if err != nil {
@@ -108,6 +115,12 @@ func runSearch(b *B) error {
 	b.Add(Row{Work: "search " + n + ": p95", Value: pct(0.95), Baseline: grep.Wall.Seconds(), BaselineName: "grep -lw of one word", Goal: Goal{Max: 0.1}, Note: note})
 	b.Add(Row{Work: "search " + n + ": slowest", Value: walls[len(walls)-1], Note: note})
 	return nil
+}
+
+// timedQuery is one search query and how long folio took to answer it.
+type timedQuery struct {
+	q    string
+	wall float64
 }
 
 // textPaths lists the text files of the generated snapshots.
