@@ -50,6 +50,11 @@ const (
 // is only reached when something is stuck.
 const busyTimeout = 10 * time.Second
 
+// searchColumns are the columns and tokenizer of the search table, also
+// those of the small table snippets are made in (see snippets).
+const searchColumns = `title, url, tags, notes, body,
+		tokenize = 'unicode61 remove_diacritics 2'`
+
 var schema = []string{
 	`CREATE TABLE meta (
 		key   TEXT PRIMARY KEY,
@@ -106,8 +111,7 @@ var schema = []string{
 	// unlike an external-content table a row is replaced or dropped by
 	// rowid alone, without handing back the old text. unicode61 with
 	// remove_diacritics 2 folds "München" and "munchen" together.
-	`CREATE VIRTUAL TABLE search USING fts5(title, url, tags, notes, body,
-		tokenize = 'unicode61 remove_diacritics 2')`,
+	`CREATE VIRTUAL TABLE search USING fts5(` + searchColumns + `)`,
 	// The same snapshots' titles, URLs, tags and notes alone, for the
 	// first tier of a ranked search (rankBy): its doclists and sizes are
 	// a tenth of search's, which holds the capture text, so ranking the

@@ -118,6 +118,56 @@ func TestSearchFindsCaptureText(t *testing.T) {
 	}
 }
 
+// TestSnippetsOfABatch: the snippets of a page of results, made in a
+// table of their own, are those snippet() makes in search row by row (no
+// limit), for words, phrases, prefixes, accents, scripts without spaces
+// and FTS5 expressions naming columns.
+func TestSnippetsOfABatch(t *testing.T) {
+	c := newCollection(t)
+	cat, _ := searchTree(t, c)
+	// A text longer than a snippet, whose words match in several places:
+	// snippet() picks the part of it to show.
+	long := writeSnapshot(t, c, "system", snapshot(6, "A long report"))
+	writeFile(t, c, long+"/htmltotext/htmltotext.txt", strings.Repeat("filler words of the day before ", 12)+
+		"the Ålesund albatross colony counted ninety albatrosses near the fog signal "+
+		strings.Repeat("more filler words after ", 12)+"a last albatross")
+	if _, problems := reindex(t, cat, false); len(problems) > 0 {
+		t.Fatalf("problems: %q", problems)
+	}
+	snippets := func(q catalog.Query) map[string]string {
+		t.Helper()
+		got := map[string]string{}
+		for _, e := range entries(t, cat, q) {
+			got[e.Dir] = e.Snippet
+		}
+		return got
+	}
+	exprs := []string{`body:lighthouse`, `{title body}: lighthouse`, `lighthouse NOT ushant`,
+		`NEAR(fog signal, 2)`, `^ein`, `title:light* OR body:seabird*`}
+	for _, words := range []string{"lighthouse", "fog signal", `"fog signal"`, "light*", "munchen", "MÜNCHEN regen",
+		"東京", "c++ don't", "boldword", "quarantined old", "cafe", "zyxw*", "albatross*", "alesund fog", "filler"} {
+		exprs = append(exprs, catalog.MatchWords(words))
+	}
+	for _, expr := range exprs {
+		rowByRow := snippets(catalog.Query{Search: expr, Snippets: true})
+		batch := snippets(catalog.Query{Search: expr, Snippets: true, Sort: catalog.SortRank, Limit: 20})
+		if len(rowByRow) == 0 {
+			t.Errorf("%s: matches nothing", expr)
+		}
+		for dir, want := range rowByRow {
+			if !strings.Contains(want, catalog.SnippetOpen) {
+				t.Errorf("%s, %s: snippet %q marks no match", expr, dir, want)
+			}
+			if got, ok := batch[dir]; !ok || got != want {
+				t.Errorf("%s, %s: batch snippet %q, row by row %q", expr, dir, got, want)
+			}
+		}
+		if len(batch) != len(rowByRow) {
+			t.Errorf("%s: %d in the batch, %d row by row", expr, len(batch), len(rowByRow))
+		}
+	}
+}
+
 func TestMatchWords(t *testing.T) {
 	for in, want := range map[string]string{
 		"fog signal":       `"fog" "signal"`,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // snippetRow is an entry waiting for its snippet.
@@ -13,42 +12,36 @@ type snippetRow struct {
 	rowid int64
 }
 
-// maxSnippetBatch is how many rows get their snippets from one query: the
-// query goes through every match once (a prefix query expands its
-// prefix once, not once a row), so it is for a limit of a page or so.
+// maxSnippetBatch is how many rows get their snippets in one batch: the
+// rows' texts are copied, so it is for a limit of a page or so.
 const maxSnippetBatch = 200
 
-// snippets makes the snippets of the rows in one query and hands the
+// The snippets of a batch are made in a table of their own, in the
+// connection's temp database: the rows' columns are copied there from
+// search, the expression is matched again in that table and snippet()
+// runs on its rows. A snippet depends on its row alone (the row's text
+// and where the expression matches in it), so it comes out the same as
+// in search, whose match of a prefix expands it over the doclists of
+// every snapshot's text (for a common prefix, most of a search's time)
+// and whose match of several rows by rowid seeks in each term's doclist
+// once a row. Matching 200 rows at most costs next to nothing.
+const (
+	snippetTable  = `temp.folio_snippets`
+	snippetCreate = `CREATE VIRTUAL TABLE ` + snippetTable + ` USING fts5(` + searchColumns + `)`
+	snippetFill   = `INSERT INTO ` + snippetTable + ` (rowid, title, url, tags, notes, body)
+		SELECT rowid, title, url, tags, notes, body FROM main.search WHERE rowid IN (SELECT value FROM json_each(?))`
+	snippetMake = `SELECT rowid, snippet(folio_snippets, -1, char(2), char(3), '…', 16) FROM ` + snippetTable + `
+		WHERE folio_snippets MATCH ?`
+	snippetDrop = `DROP TABLE IF EXISTS ` + snippetTable
+)
+
+// snippets makes the snippets of the rows in one batch and hands the
 // entries to fn in their order.
 func (c *Catalog) snippets(ctx context.Context, q Query, rows []snippetRow, fn func(Entry) error) error {
-	ids := make([]int64, len(rows))
-	for i := range rows {
-		ids[i] = rows[i].rowid
-	}
-	list, err := json.Marshal(ids)
+	got, err := c.makeSnippets(ctx, q, rows)
 	if err != nil {
 		return err
 	}
-	res, err := c.db.QueryContext(ctx, `SELECT rowid, snippet(search, -1, char(2), char(3), '…', 16) FROM search
-		WHERE search MATCH ? AND `+snippetRowids(q.Search)+` IN (SELECT value FROM json_each(?))`, q.Search, string(list))
-	if err != nil {
-		return c.queryError(q, err)
-	}
-	got := make(map[int64]string, len(rows))
-	for res.Next() {
-		var id int64
-		var snip string
-		if err := res.Scan(&id, &snip); err != nil {
-			res.Close()
-			return fmt.Errorf("query catalog %s: %w", c.path, err)
-		}
-		got[id] = snip
-	}
-	if err := res.Err(); err != nil {
-		res.Close()
-		return c.queryError(q, err)
-	}
-	res.Close()
 	for _, r := range rows {
 		r.e.Snippet = got[r.rowid]
 		if err := fn(r.e); err != nil {
@@ -58,16 +51,48 @@ func (c *Catalog) snippets(ctx context.Context, q Query, rows []snippetRow, fn f
 	return nil
 }
 
-// snippetRowids is how the snippet query picks its rows from the match of
-// expr. A plain rowid IN runs the match once for each row, each a seek in
-// the terms' doclists: for a word in half the snapshots, a tenth of the
-// time of going through all its matches. A prefix must be expanded to its
-// terms each time the match runs, so an expression with a '*' goes
-// through the match once and filters its rows by the list (+rowid, which
-// the search table cannot use).
-func snippetRowids(expr string) string {
-	if strings.Contains(expr, "*") {
-		return "+rowid"
+// makeSnippets returns the snippets of rows by rowid.
+func (c *Catalog) makeSnippets(ctx context.Context, q Query, rows []snippetRow) (map[int64]string, error) {
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].rowid
 	}
-	return "rowid"
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := c.db.Conn(ctx) // the temp table lives in one connection
+	if err != nil {
+		return nil, fmt.Errorf("query catalog %s: %w", c.path, err)
+	}
+	defer conn.Close()
+	// Made anew each time: a batch cut short by an error leaves no rows
+	// behind for the next one.
+	for _, stmt := range []string{`PRAGMA temp_store = MEMORY`, snippetDrop, snippetCreate} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return nil, fmt.Errorf("query catalog %s: %w", c.path, err)
+		}
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), snippetDrop)
+	if _, err := conn.ExecContext(ctx, snippetFill, string(list)); err != nil {
+		return nil, fmt.Errorf("query catalog %s: %w", c.path, err)
+	}
+	res, err := conn.QueryContext(ctx, snippetMake, q.Search)
+	if err != nil {
+		return nil, c.queryError(q, err)
+	}
+	defer res.Close()
+	got := make(map[int64]string, len(rows))
+	for res.Next() {
+		var id int64
+		var snip string
+		if err := res.Scan(&id, &snip); err != nil {
+			return nil, fmt.Errorf("query catalog %s: %w", c.path, err)
+		}
+		got[id] = snip
+	}
+	if err := res.Err(); err != nil {
+		return nil, c.queryError(q, err)
+	}
+	return got, nil
 }
