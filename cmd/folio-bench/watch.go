@@ -33,6 +33,9 @@ type watchProc struct {
 	lines chan stamped
 	mu    sync.Mutex
 	tail  []string
+	// polling is watch's warning that inotify's limit left folders to
+	// be looked at every second or so, which a change there waits for.
+	polling string
 }
 
 type stamped struct {
@@ -56,6 +59,9 @@ func (b *B) startWatch(dir string, flags ...string) (*watchProc, error) {
 			line := stamped{time.Now(), sc.Text()}
 			w.mu.Lock()
 			w.tail = append(w.tail[max(0, len(w.tail)-5):], line.text)
+			if strings.Contains(line.text, "watch limit") {
+				w.polling = line.text
+			}
 			w.mu.Unlock()
 			w.lines <- line
 		}
@@ -134,7 +140,21 @@ func (b *B) watchedExport(c *Collection, target, n string, cli time.Duration) Ro
 	row.Value = took[len(took)/2].Seconds()
 	row.Note = fmt.Sprintf("median of %d changes, %s-%s, --settle not counted", len(took),
 		format(Seconds, took[0].Seconds()), format(Seconds, took[len(took)-1].Seconds()))
+	if note := w.polled(); note != "" {
+		row.Note += "; " + note
+	}
 	return row
+}
+
+// polled is a note for a row measured while watch polled folders
+// inotify could not watch, "" when it watched them all.
+func (w *watchProc) polled() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.polling == "" {
+		return ""
+	}
+	return "inotify's limit reached, some folders polled (sysctl fs.inotify.max_user_watches)"
 }
 
 func (w *watchProc) last() string {
@@ -336,6 +356,9 @@ func runWatch(b *B) error {
 	var kinds []string
 	for _, ch := range changes {
 		kinds = append(kinds, fmt.Sprintf("%s %s", ch.name, format(Seconds, med(perKind[ch.name]).Seconds())))
+	}
+	if note := w.polled(); note != "" {
+		kinds = append(kinds, note)
 	}
 	b.Add(Row{
 		Work:     fmt.Sprintf("watch %s: a change by hand to the catalog (median of %d changes)", n, len(all)),
