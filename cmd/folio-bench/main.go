@@ -121,6 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		folio = filepath.Join(b.Work, "folio-under-test")
 		fmt.Fprintf(stderr, "building folio\n")
 		build := exec.CommandContext(ctx, "go", "build", "-o", folio, "github.com/folio-archive/folio/cmd/folio")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
 		build.Stdout, build.Stderr = stderr, stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintf(stderr, "folio-bench: go build github.com/folio-archive/folio/cmd/folio: %v\n", err)
