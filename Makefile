@@ -60,9 +60,11 @@ bench: build
 	@command -v single-file >/dev/null 2>&1 || npm install -g single-file-cli >/dev/null 2>&1 || true
 	$(GO) run ./cmd/folio-bench -n $(N)
 
-# man writes a man page per command (cobra's generator, the --help text).
-man: build
-	$(BIN) gen man man
+# man writes a man page per command (cobra's generator, the --help text),
+# with a build of folio that has the generator (-tags man, see genman.go).
+man:
+	CGO_ENABLED=0 $(GO) build -tags man -ldflags "-X main.version=$(VERSION)" -o bin/folio-man ./cmd/folio
+	bin/folio-man gen man man
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseIndex -fuzztime 30s ./archive
