@@ -33,9 +33,9 @@ type watchProc struct {
 	lines chan stamped
 	mu    sync.Mutex
 	tail  []string
-	// polling is watch's warning that inotify's limit left folders to
-	// be looked at every second or so, which a change there waits for.
-	polling string
+	// polling: watch warned that inotify's limit left folders to be
+	// looked at every second or so, which a change there waits for.
+	polling bool
 }
 
 type stamped struct {
@@ -59,9 +59,7 @@ func (b *B) startWatch(dir string, flags ...string) (*watchProc, error) {
 			line := stamped{time.Now(), sc.Text()}
 			w.mu.Lock()
 			w.tail = append(w.tail[max(0, len(w.tail)-5):], line.text)
-			if strings.Contains(line.text, "watch limit") {
-				w.polling = line.text
-			}
+			w.polling = w.polling || strings.Contains(line.text, "watch limit")
 			w.mu.Unlock()
 			w.lines <- line
 		}
@@ -151,7 +149,7 @@ func (b *B) watchedExport(c *Collection, target, n string, cli time.Duration) Ro
 func (w *watchProc) polled() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.polling == "" {
+	if !w.polling {
 		return ""
 	}
 	return "inotify's limit reached, some folders polled (sysctl fs.inotify.max_user_watches)"
