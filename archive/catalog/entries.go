@@ -152,21 +152,10 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	if q.RecordOnly {
 		cols = recordColumns
 	}
-	var (
-		snippet *sql.Stmt
-		batch   []snippetRow // with a small limit, the rows whose snippets one query makes
-	)
+	var batch []snippetRow // rows waiting for their snippets, made a batch at a time
 	if q.Snippets {
 		cols += ", s.rowid, " + cmp.Or(cq.rank, rankSQL)
-		if q.Limit > 0 && q.Limit <= maxSnippetBatch && len(cq.regex) == 0 {
-			batch = make([]snippetRow, 0, q.Limit)
-		} else {
-			var err error
-			if snippet, err = c.db.PrepareContext(ctx, snippetSQL); err != nil {
-				return c.queryError(q, err)
-			}
-			defer snippet.Close()
-		}
+		batch = make([]snippetRow, 0, snippetBatch(q.Limit))
 	}
 	if cq.tiered && !plainMatch(q.Search) {
 		// The tiers wrap the expression in a column filter; a mistake in
@@ -221,19 +210,15 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 		if mtime != 0 {
 			e.IndexMTime = time.Unix(0, mtime)
 		}
-		if batch != nil {
-			batch = append(batch, snippetRow{e, rowid})
-			if n++; q.Limit > 0 && n >= q.Limit {
-				break
+		if q.Snippets {
+			// (A batch made while the cursor is open takes a second connection.)
+			if batch = append(batch, snippetRow{e, rowid}); len(batch) == cap(batch) {
+				if err := c.snippets(ctx, q, batch, fn); err != nil {
+					return err
+				}
+				batch = batch[:0]
 			}
-			continue
-		}
-		if snippet != nil {
-			if err := snippet.QueryRowContext(ctx, q.Search, rowid).Scan(&e.Snippet); err != nil {
-				return c.queryError(q, err)
-			}
-		}
-		if err := fn(e); err != nil {
+		} else if err := fn(e); err != nil {
 			return err
 		}
 		if n++; q.Limit > 0 && n >= q.Limit {
@@ -243,7 +228,7 @@ func (c *Catalog) scan(ctx context.Context, q Query, cq *compiled, fn func(Entry
 	if err := rows.Err(); err != nil {
 		return c.queryError(q, err)
 	}
-	if batch != nil {
+	if len(batch) > 0 {
 		rows.Close()
 		return c.snippets(ctx, q, batch, fn)
 	}

@@ -28,11 +28,6 @@ const rankSQL = `bm25(search, 10.0, 4.0, 4.0, 2.0, 1.0)`
 // metaRankSQL is rankSQL in metasearch, which has no text column.
 const metaRankSQL = `bm25(metasearch, 10.0, 4.0, 4.0, 2.0)`
 
-// snippetSQL is up to 16 words of the best-matching column of one
-// snapshot around the match. Snippets are made for the rows a query
-// returns only, after the limit: making one reads the snapshot's text.
-const snippetSQL = `SELECT snippet(search, -1, char(2), char(3), '…', 16) FROM search WHERE search MATCH ? AND rowid = ?`
-
 // MatchWords turns what a user types into an FTS5 query: every word
 // must appear, in any column; "quoted words" must appear together, in
 // that order; a word ending in * matches as a prefix. Everything else is

@@ -1,7 +1,9 @@
 package catalog_test
 
 import (
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -118,10 +120,10 @@ func TestSearchFindsCaptureText(t *testing.T) {
 	}
 }
 
-// TestSnippetsOfABatch: the snippets of a page of results, made in a
-// table of their own, are those snippet() makes in search row by row (no
-// limit), for words, phrases, prefixes, accents, scripts without spaces
-// and FTS5 expressions naming columns.
+// TestSnippetsOfABatch: the snippets of a page of results, and of all the
+// results (no limit), made in a table of their own, are those snippet()
+// makes in search itself, for words, phrases, prefixes, accents, scripts
+// without spaces and FTS5 expressions naming columns.
 func TestSnippetsOfABatch(t *testing.T) {
 	c := newCollection(t)
 	cat, _ := searchTree(t, c)
@@ -134,14 +136,7 @@ func TestSnippetsOfABatch(t *testing.T) {
 	if _, problems := reindex(t, cat, false); len(problems) > 0 {
 		t.Fatalf("problems: %q", problems)
 	}
-	snippets := func(q catalog.Query) map[string]string {
-		t.Helper()
-		got := map[string]string{}
-		for _, e := range entries(t, cat, q) {
-			got[e.Dir] = e.Snippet
-		}
-		return got
-	}
+	inSearch := searchSnippets(t, c)
 	exprs := []string{`body:lighthouse`, `{title body}: lighthouse`, `lighthouse NOT ushant`,
 		`NEAR(fog signal, 2)`, `^ein`, `title:light* OR body:seabird*`}
 	for _, words := range []string{"lighthouse", "fog signal", `"fog signal"`, "light*", "munchen", "MÜNCHEN regen",
@@ -149,22 +144,99 @@ func TestSnippetsOfABatch(t *testing.T) {
 		exprs = append(exprs, catalog.MatchWords(words))
 	}
 	for _, expr := range exprs {
-		rowByRow := snippets(catalog.Query{Search: expr, Snippets: true})
-		batch := snippets(catalog.Query{Search: expr, Snippets: true, Sort: catalog.SortRank, Limit: 20})
-		if len(rowByRow) == 0 {
+		want := inSearch(expr)
+		if len(want) == 0 {
 			t.Errorf("%s: matches nothing", expr)
 		}
-		for dir, want := range rowByRow {
-			if !strings.Contains(want, catalog.SnippetOpen) {
-				t.Errorf("%s, %s: snippet %q marks no match", expr, dir, want)
+		for _, limit := range []int{20, 0} {
+			got := map[string]string{}
+			for _, e := range entries(t, cat, catalog.Query{Search: expr, Snippets: true, Sort: catalog.SortRank, Limit: limit}) {
+				got[e.Dir] = e.Snippet
 			}
-			if got, ok := batch[dir]; !ok || got != want {
-				t.Errorf("%s, %s: batch snippet %q, row by row %q", expr, dir, got, want)
+			for dir, snip := range want {
+				if !strings.Contains(snip, catalog.SnippetOpen) {
+					t.Errorf("%s, %s: snippet %q marks no match", expr, dir, snip)
+				}
+				if got[dir] != snip {
+					t.Errorf("%s, limit %d, %s: snippet %q, snippet() in search %q", expr, limit, dir, got[dir], snip)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%s, limit %d: %d results, search matches %d", expr, limit, len(got), len(want))
 			}
 		}
-		if len(batch) != len(rowByRow) {
-			t.Errorf("%s: %d in the batch, %d row by row", expr, len(batch), len(rowByRow))
+	}
+}
+
+// TestSnippetsOfManyResults: results beyond one batch of snippets come
+// in the order of the query, each with its own snippet.
+func TestSnippetsOfManyResults(t *testing.T) {
+	c := newCollection(t)
+	const n = 450 // more than two batches
+	for i := range n {
+		dir := writeSnapshot(t, c, "system", snapshot(100+i, fmt.Sprintf("Report %d", i)))
+		writeFile(t, c, dir+"/htmltotext/htmltotext.txt", fmt.Sprintf("a petrel seen at station%d today", i))
+	}
+	cat := openCatalog(t, c)
+	if _, problems := reindex(t, cat, false); len(problems) > 0 {
+		t.Fatalf("problems: %q", problems)
+	}
+	want := searchSnippets(t, c)(catalog.MatchWords("petr*"))
+	for _, tc := range []struct {
+		q    catalog.Query
+		want int
+	}{
+		{catalog.Query{Search: catalog.MatchWords("petr*"), Sort: catalog.SortRank}, n},
+		{catalog.Query{Search: catalog.MatchWords("petr*"), Sort: "url", Limit: 300}, 300},
+	} {
+		q := tc.q
+		plain := entries(t, cat, q)
+		q.Snippets = true
+		withSnippets := entries(t, cat, q)
+		if len(plain) != tc.want || len(withSnippets) != len(plain) {
+			t.Fatalf("%+v: %d results with snippets, %d without, want %d", q, len(withSnippets), len(plain), tc.want)
 		}
+		for i, e := range withSnippets {
+			if e.Dir != plain[i].Dir {
+				t.Fatalf("%+v: result %d is %s with snippets, %s without", q, i, e.Dir, plain[i].Dir)
+			}
+			if e.Snippet != want[e.Dir] || !strings.Contains(e.Snippet, catalog.SnippetOpen+"petrel") {
+				t.Fatalf("%+v: %s: snippet %q, want %q", q, e.Dir, e.Snippet, want[e.Dir])
+			}
+		}
+	}
+}
+
+// searchSnippets returns a function giving the snippets that snippet()
+// makes, row by row, in the catalog's search table for an expression, by
+// snapshot folder: what folio shows, found without folio's way of making
+// them.
+func searchSnippets(t *testing.T, c *archive.Collection) func(expr string) map[string]string {
+	db, err := sql.Open("sqlite", "file:"+c.Path(archive.CatalogFile)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return func(expr string) map[string]string {
+		t.Helper()
+		rows, err := db.Query(`SELECT s.dir, snippet(search, -1, char(2), char(3), '…', 16) FROM search
+			JOIN snapshots s ON s.rowid = search.rowid WHERE search MATCH ?`, expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var dir, snip string
+			if err := rows.Scan(&dir, &snip); err != nil {
+				t.Fatal(err)
+			}
+			out[dir] = snip
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
 }
 

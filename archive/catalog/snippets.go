@@ -12,27 +12,36 @@ type snippetRow struct {
 	rowid int64
 }
 
-// maxSnippetBatch is how many rows get their snippets in one batch: the
-// rows' texts are copied, so it is for a limit of a page or so.
+// maxSnippetBatch is how many rows get their snippets in one batch (their
+// texts are copied), and snippetBatch the size of a query's batches.
 const maxSnippetBatch = 200
+
+func snippetBatch(limit int) int {
+	if limit > 0 {
+		return min(limit, maxSnippetBatch)
+	}
+	return maxSnippetBatch
+}
 
 // The snippets of a batch are made in a table of their own, in the
 // connection's temp database: the rows' columns are copied there from
 // search, the expression is matched again in that table and snippet()
-// runs on its rows. A snippet depends on its row alone (the row's text
-// and where the expression matches in it), so it comes out the same as
-// in search, whose match of a prefix expands it over the doclists of
-// every snapshot's text (for a common prefix, most of a search's time)
-// and whose match of several rows by rowid seeks in each term's doclist
-// once a row. Matching 200 rows at most costs next to nothing.
+// (up to 16 words of the best-matching column around the match) runs on
+// its rows. A snippet depends on its row alone (the row's text and where
+// the expression matches in it), so it comes out the same as in search,
+// whose match of a prefix expands it over the doclists of every
+// snapshot's text (for a common prefix, most of a search's time, and
+// again for each row matched by rowid) and whose match of a row by rowid
+// seeks in each term's doclist. Matching a batch's rows alone costs next
+// to nothing.
 const (
-	snippetTable  = `temp.folio_snippets`
-	snippetCreate = `CREATE VIRTUAL TABLE ` + snippetTable + ` USING fts5(` + searchColumns + `)`
-	snippetFill   = `INSERT INTO ` + snippetTable + ` (rowid, title, url, tags, notes, body)
+	snippetName   = `folio_snippets`
+	snippetCreate = `CREATE VIRTUAL TABLE temp.` + snippetName + ` USING fts5(` + searchColumns + `)`
+	snippetFill   = `INSERT INTO temp.` + snippetName + ` (rowid, title, url, tags, notes, body)
 		SELECT rowid, title, url, tags, notes, body FROM main.search WHERE rowid IN (SELECT value FROM json_each(?))`
-	snippetMake = `SELECT rowid, snippet(folio_snippets, -1, char(2), char(3), '…', 16) FROM ` + snippetTable + `
-		WHERE folio_snippets MATCH ?`
-	snippetDrop = `DROP TABLE IF EXISTS ` + snippetTable
+	snippetMake = `SELECT rowid, snippet(` + snippetName + `, -1, char(2), char(3), '…', 16) FROM temp.` + snippetName + `
+		WHERE ` + snippetName + ` MATCH ?`
+	snippetDrop = `DROP TABLE IF EXISTS temp.` + snippetName
 )
 
 // snippets makes the snippets of the rows in one batch and hands the
