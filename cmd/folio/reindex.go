@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,10 @@ the text file's size, time or inode did too; --full reads every text again.`,
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
+			// Reading folders allocates much that dies at once and
+			// little that lives: collect less often than the default.
+			defer debug.SetGCPercent(debug.SetGCPercent(400))
+			defer softMemoryLimit(reindexMemory)()
 			st, err := reindex(cmd, coll, opts)
 			if err != nil {
 				return err
@@ -56,6 +61,15 @@ the text file's size, time or inode did too; --full reads every text again.`,
 	parallelFlag(cmd.Flags(), &opts.Workers, 0, fmt.Sprintf("folders read in parallel (0: one per CPU, here %d)", runtime.GOMAXPROCS(0)))
 	return cmd
 }
+
+// reindexMemory is the reindex command's soft heap limit (PRODUCT.md:
+// peak RSS ≤ 200 MB). A reindex holds 10-20 MB live at 100k snapshots,
+// and up to 32 MiB more of capture text waiting for the writer; the rest
+// is garbage the lazy collector (GOGC 400) leaves until the heap nears
+// this. Into an empty catalog of 100k snapshots, 6 interleaved rounds:
+// 0.90x the time of GOGC 100 (median 8.60 s vs 9.55 s, every round
+// faster), peak RSS 117 MB vs 104 MB.
+const reindexMemory = 64 << 20
 
 // reindex opens the catalog and runs Reindex; the caller holds the lock.
 func reindex(cmd *cobra.Command, coll *archive.Collection, opts catalog.ReindexOptions) (catalog.ReindexStats, error) {
