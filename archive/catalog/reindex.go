@@ -113,6 +113,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		}
 		defer done()
 		fresh = w.rows.done && w.rows.n == 0 && len(w.bad) == 0
+		w.empty = fresh
 	}
 	folders := make(chan folder, 256)
 	rows := make(chan entryRow, rowQueue)

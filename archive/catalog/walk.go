@@ -71,6 +71,9 @@ type walker struct {
 	listings *sorted[listing]
 	bad      map[string]*known
 	known    map[string]*known
+	// empty: the catalog knows no folder, so no index file is stat'ed
+	// ahead of its read (the stamp is taken when it is read).
+	empty bool
 
 	scanned    atomic.Int64
 	legacy     atomic.Int64 // legacy folders listed in archive/, hidden ones left out
@@ -583,8 +586,11 @@ func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string,
 			continue
 		}
 		if id != "" {
-			found = append(found, folder{dir: rel + "/" + id, layout: LayoutCurrent, user: user, name: id,
-				pre: stampAt(fd, name+"/"+id+"/"+archive.IndexFile)})
+			f := folder{dir: rel + "/" + id, layout: LayoutCurrent, user: user, name: id}
+			if !w.empty {
+				f.pre = stampAt(fd, name+"/"+id+"/"+archive.IndexFile)
+			}
+			found = append(found, f)
 		}
 	}
 	return found, rec, held
