@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/htmltext"
+	"github.com/folio-archive/folio/internal/rawsys"
 )
 
 // MaxText is how much capture text is indexed per snapshot: the first
@@ -48,14 +49,21 @@ func textFiles(layoutName string) []string {
 // exactly when the stamp changed: the file changed, or a better one
 // appeared. It returns the file found, "" when there is none.
 func textStamp(absDir, layoutName string) (stamp, file string) {
+	return textStampAt(unix.AT_FDCWD, absDir, layoutName)
+}
+
+// textStampAt is textStamp of the folder dir below the open directory
+// dirfd (or from the working directory, unix.AT_FDCWD): a stat relative
+// to a folder the walk holds open looks up fewer path components.
+func textStampAt(dirfd int, dir, layoutName string) (stamp, file string) {
 	var st unix.Stat_t
 	var b []byte
-	base := absDir + string(filepath.Separator)
+	base := dir + string(filepath.Separator)
 	for i, name := range textFiles(layoutName) {
 		if i > 0 {
 			b = append(b, '|')
 		}
-		err := unix.Lstat(base+name, &st)
+		err := rawsys.Lstatat(dirfd, base+name, &st)
 		b = appendStat(b, &st, err)
 		if err == nil {
 			return string(b), name

@@ -337,7 +337,9 @@ func (w *walker) emit(ctx context.Context, f folder, out chan<- folder) error {
 	k := f.known
 	if k == nil {
 		if w.text {
-			stampText()
+			if f.textStamp == "" { // (else stamped by the walk)
+				stampText()
+			}
 			f.readText = true
 		}
 	} else {
@@ -587,8 +589,13 @@ func (w *walker) domainFolder(fd int, dateRel, user, name, oldStamp, ids string,
 		}
 		if id != "" {
 			f := folder{dir: rel + "/" + id, layout: LayoutCurrent, user: user, name: id}
-			if !w.empty {
+			switch {
+			case !w.empty:
 				f.pre = stampAt(fd, name+"/"+id+"/"+archive.IndexFile)
+			case w.text:
+				// New, so its text is read: stamped here, relative to
+				// the open domain folder.
+				f.textStamp, f.textFile = textStampAt(fd, name+"/"+id, LayoutCurrent)
 			}
 			found = append(found, f)
 		}
