@@ -71,8 +71,10 @@ type walker struct {
 	listings *sorted[listing]
 	bad      map[string]*known
 	known    map[string]*known
-	// empty: the catalog knows no folder, so no index file is stat'ed
-	// ahead of its read (the stamp is taken when it is read).
+	// empty: the catalog knows no folder, so every folder is new: no
+	// index file is stat'ed ahead of its read (the stamp is taken when it
+	// is read), and the text files are stamped while the domain folder
+	// is open.
 	empty bool
 
 	scanned    atomic.Int64
