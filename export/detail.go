@@ -16,12 +16,27 @@ import (
 )
 
 // snapshot reads one snapshot's records from its folder, writes its page
-// when dirty (copying the folder first for --out), and fills its row.
-func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *shardRow) (snapState, error) {
-	snap, results := s.records(it)
-	f := s.files(it.Dir)
-	outs := f.discover(snap.URL, results)
+// when dirty (copying the folder first for --out), and fills its row. The
+// row of a snapshot whose page is kept is made from the row cache when
+// cached (its snapState.Row) finds it there.
+func (s *site) snapshot(it *item, dirty bool, cached int64, from string, rv *rowView, sr *shardRow) (snapState, error) {
 	ss := s.snapStateOf(it)
+	snap := it.Snapshot
+	var results []archive.Result
+	in, ok := rowInputs{}, false
+	if !dirty {
+		in, ok = s.rows.get(cached, it.Dir, it.own)
+	}
+	row := cached
+	if ok {
+		testEvent("row from cache")
+	} else {
+		snap, results = s.records(it)
+		f := s.files(it.Dir)
+		in = rowInputs{outs: f.discover(snap.URL, results), f: f}
+		row = s.rows.put(it.Dir, it.own, in)
+	}
+	f, outs := in.f, in.outs
 	switch {
 	case dirty && s.groups[hashString(it.Snapshot.URL)].n > 1:
 		// Its other captures are known once the stream has ended.
@@ -38,8 +53,9 @@ func (s *site) snapshot(it *item, dirty bool, from string, row *rowView, sr *sha
 	default:
 		s.kept.Add(1)
 	}
-	*row = s.row(it, &snap, results, f, outs, from)
-	*sr = s.shardRowOf(it, row, &snap, f, outs, from)
+	*rv = s.row(it, &snap, f, outs, from)
+	*sr = s.shardRowOf(it, rv, &snap, f, outs, from)
+	ss.Row = row
 	return ss, nil
 }
 
@@ -312,7 +328,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	if snap.ArchiveSize > 0 {
 		v.Size = fileSize(snap.ArchiveSize)
 	}
-	v.Favicon, v.FaviconFallbacks = candidates(f, dir, "favicon/favicon.ico", "favicon.ico")
+	v.Favicon, v.FaviconFallbacks = candidates(f, dir, faviconFiles...)
 	v.Downloads = f.downloads(dir, s.warcs)
 	outs = withoutDownloads(outs, dir, v.Downloads)
 	if pv := preview(outs); pv != nil {

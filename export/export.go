@@ -182,6 +182,8 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 		return Stats{}, err
 	}
 	defer s.touched.Close() // a run that returns has removed its own temp files
+	s.rows = openRowCache(s.statePth, s.key)
+	defer s.rows.close()
 	// The snapshot folders of the last export are looked at while the
 	// catalog catches up: both are mostly system calls.
 	looked := make(chan error, 1)
@@ -364,6 +366,7 @@ type site struct {
 	// the next one can remove what a kill left there (see openTouched).
 	touched *archive.TouchLog
 	warcs   *warcCounts // record counts of the WARC files the pages show
+	rows    *rowCache   // what kept pages' rows need from their folders
 }
 
 func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
@@ -426,6 +429,9 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	}
 	s.warcs = loadWARCCounts(opts.Collection.Path(archive.StateDir + "/export/warc-counts"))
 	s.next = newState(s.key)
+	if prev != nil {
+		s.next.RowBase = prev.RowBase
+	}
 	s.next.Select = selectionKey(s.query())
 	s.batch = archive.NewBatch(s.dst)
 	return s, nil
@@ -543,6 +549,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	if err := s.batch.Sync(); err != nil {
 		return st, err
 	}
+	s.rows.sync()
 	testEvent("sync")
 	if s.seen != nil {
 		for h, ss := range s.next.Snaps {
@@ -566,8 +573,13 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		// The state waits in the cache for Flush (see Options.Defer).
 		s.next.unsaved = true
 		s.opts.Cache.keep(s.statePth, s.next)
-	} else if err := s.writeState(); err != nil {
-		return st, err
+	} else {
+		if s.next.RowBase, err = s.rows.compact(s.next.Snaps, s.next.RowBase); err != nil {
+			return st, err
+		}
+		if err := s.writeState(); err != nil {
+			return st, err
+		}
 	}
 	if err := s.warcs.save(s.opts.Full); err != nil {
 		return st, err
@@ -679,7 +691,11 @@ func (s *site) writeDeferred(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			s.setSnap(hashString(it.Dir), ss)
+			h := hashString(it.Dir)
+			s.mu.Lock()
+			ss.Row = s.next.Snaps[h].Row // its row is written already
+			s.next.Snaps[h] = ss
+			s.mu.Unlock()
 			return nil
 		})
 	}

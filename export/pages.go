@@ -90,6 +90,7 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 		return nil
 	}
 	dirty := make([]bool, len(items))
+	cached := make([]int64, len(items)) // where a kept page's row lies in the row cache
 	var noted []string
 	for i := range items {
 		it := &items[i]
@@ -102,6 +103,9 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 			if !dirty[i] {
 				old.Page = uint32(n)
 				s.setSnap(h, old)
+				if old.Own == it.own {
+					cached[i] = old.Row
+				}
 			}
 		}
 		if dirty[i] {
@@ -128,12 +132,15 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ss, err := s.snapshot(it, dirty, from, &rows[i], &shard[i])
+			ss, err := s.snapshot(it, dirty, cached[i], from, &rows[i], &shard[i])
 			if err != nil {
 				return err
 			}
-			if dirty {
+			switch {
+			case dirty:
 				s.setSnap(h, ss)
+			case ss.Row != cached[i]: // its row was made from the folder
+				s.setRow(h, ss.Row)
 			}
 			return finish()
 		})
@@ -151,6 +158,16 @@ func (s *site) prevSnap(dir string) (snapState, bool) {
 
 func (s *site) setSnap(h uint64, ss snapState) {
 	s.mu.Lock()
+	s.next.Snaps[h] = ss
+	s.mu.Unlock()
+}
+
+// setRow sets where the row of the snapshot folder with hash h lies in the
+// row cache.
+func (s *site) setRow(h uint64, row int64) {
+	s.mu.Lock()
+	ss := s.next.Snaps[h]
+	ss.Row = row
 	s.next.Snaps[h] = ss
 	s.mu.Unlock()
 }
@@ -231,7 +248,7 @@ func candidates(f *files, from string, rels ...string) (first, rest string) {
 	return hrefs[0], strings.Join(hrefs[1:], ",")
 }
 
-func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f *files, outs []output, from string) rowView {
+func (s *site) row(it *item, snap *archive.Snapshot, f *files, outs []output, from string) rowView {
 	t := savedTime(snap)
 	title := snap.Title
 	if title == "" {
@@ -261,9 +278,9 @@ func (s *site) row(it *item, snap *archive.Snapshot, results []archive.Result, f
 		r.Size = fileSize(snap.ArchiveSize)
 	}
 	if !r.Pending {
-		r.Preview, r.PreviewFallbacks = candidates(f, from, "screenshot/screenshot.png", "screenshot.png")
+		r.Preview, r.PreviewFallbacks = candidates(f, from, previewFiles...)
 	}
-	r.Favicon, r.FaviconFallbacks = candidates(f, from, "favicon/favicon.ico", "favicon.ico")
+	r.Favicon, r.FaviconFallbacks = candidates(f, from, faviconFiles...)
 	r.Icons = icons(outs, it.Dir, from)
 	return r
 }

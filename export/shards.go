@@ -59,9 +59,9 @@ func (s *site) shardRowOf(it *item, row *rowView, snap *archive.Snapshot, f *fil
 	preview, previewFallbacks, favicon, faviconFallbacks := row.Preview, row.PreviewFallbacks, row.Favicon, row.FaviconFallbacks
 	if from != "" { // links from the root, not from the page's folder
 		if !row.Pending {
-			preview, previewFallbacks = candidates(f, "", "screenshot/screenshot.png", "screenshot.png")
+			preview, previewFallbacks = candidates(f, "", previewFiles...)
 		}
-		favicon, faviconFallbacks = candidates(f, "", "favicon/favicon.ico", "favicon.ico")
+		favicon, faviconFallbacks = candidates(f, "", faviconFiles...)
 		r.icons = icons(outs, it.Dir, "")
 	}
 	r.fields = [shardFields]string{

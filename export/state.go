@@ -30,6 +30,9 @@ type state struct {
 	Catalog catalog.Generation
 	Select  uint64 // selectionKey of the query
 	Snaps   map[uint64]snapState
+	// RowBase is the size of the row cache when it was last compacted
+	// (see rowCache.compact).
+	RowBase int64
 
 	// Kept in memory only (Options.Defer): the records the manifest on
 	// disk still holds in their old form, by folder hash, and whether
@@ -72,9 +75,12 @@ type snapState struct {
 	// the folder's ctime when they were listed (see folderSeen).
 	Folder uint64
 	CTime  int64
+	// Row is where the inputs of its row lie in the row cache, plus one;
+	// 0 for none (see rowCache).
+	Row int64
 }
 
-const stateMagic = "folio-export-state 6\n"
+const stateMagic = "folio-export-state 7\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -180,7 +186,7 @@ func decodeState(data []byte) (*state, bool) {
 	st := &state{Key: r.u64(), Total: r.u64()}
 	pages, snaps := r.u64(), r.u64()
 	st.ManifestSize, st.ManifestMTime = r.i64(), r.i64()
-	st.Select, st.Catalog.N, st.Catalog.Epoch = r.u64(), r.i64(), r.str()
+	st.Select, st.Catalog.N, st.Catalog.Epoch, st.RowBase = r.u64(), r.i64(), r.str(), r.i64()
 	if r.bad || pages > 1<<32 || snaps > 1<<32 {
 		return nil, false
 	}
@@ -191,7 +197,7 @@ func decodeState(data []byte) (*state, bool) {
 	st.Snaps = make(map[uint64]snapState, snaps)
 	for range snaps {
 		ss := snapState{FP: r.u64(), Own: r.u64(), URL: r.u64(), Sig: r.u64(), Off: r.i64(), Len: r.i64(),
-			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Folder: r.u64(), CTime: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
+			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Folder: r.u64(), CTime: r.i64(), Row: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
 		ss.Dir = r.str()
 		if r.bad {
 			return nil, false
@@ -215,12 +221,13 @@ func (st *state) write(path string) error {
 		b = le.AppendUint64(b, st.Select)
 		b = le.AppendUint64(b, uint64(st.Catalog.N))
 		b = appendStateString(b, st.Catalog.Epoch)
+		b = le.AppendUint64(b, uint64(st.RowBase))
 		for _, p := range st.Pages {
 			b = le.AppendUint64(b, p)
 		}
 		for _, s := range st.Snaps {
 			for _, v := range [...]uint64{s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len),
-				uint64(s.Files), uint64(s.Bytes), uint64(s.Sort), s.Folder, uint64(s.CTime)} {
+				uint64(s.Files), uint64(s.Bytes), uint64(s.Sort), s.Folder, uint64(s.CTime), uint64(s.Row)} {
 				b = le.AppendUint64(b, v)
 			}
 			b = le.AppendUint32(b, s.Page)

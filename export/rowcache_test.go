@@ -1,0 +1,119 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/gen"
+)
+
+// TestRowsFromCache: a snapshot added at the top of the list moves every
+// row after it and changes the page count, so every root page is written
+// again; the rows of the snapshots whose pages are kept are made from the
+// row cache, not from their folders, and the site is what a --full export
+// writes, byte for byte. A row cache that does not match the state (here
+// overwritten) costs only the folders' reads.
+func TestRowsFromCache(t *testing.T) {
+	dir, m, c := generatedIn(t, 91, 5)
+	events := countEvents(t)
+	export := func(full bool) Stats {
+		t.Helper()
+		clear(events)
+		st, err := Run(context.Background(), Options{Collection: c, PageSize: 20, Full: full}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	sameAsFull := func(step string) {
+		t.Helper()
+		got := generatedFiles(t, dir)
+		export(true)
+		full := generatedFiles(t, dir)
+		if len(full) != len(got) {
+			t.Errorf("%s: --full wrote %d files, the re-export left %d", step, len(full), len(got))
+		}
+		for rel, f := range full {
+			if !bytes.Equal(f.data, got[rel].data) {
+				t.Errorf("%s: %s differs from a --full export's", step, rel)
+			}
+		}
+	}
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	newest := filepath.Join(dir, filepath.FromSlash(order[0].Dir))
+	parked := filepath.Join(t.TempDir(), "parked")
+	move := func(from, to string) {
+		t.Helper()
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	move(newest, parked)
+	export(false)
+	move(parked, newest) // a new snapshot, at the top of the list
+	st := export(false)
+	if st.Written != 1 || st.RootWritten+st.RootSame != 5 || events["row from cache"] != 90 {
+		t.Fatalf("with a snapshot added: %d rows from the cache, want 90; %+v", events["row from cache"], st)
+	}
+	sameAsFull("added")
+
+	rows := c.Path(archive.StateDir + "/export/in-place.state.rows")
+	data, err := os.ReadFile(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rows, bytes.Repeat([]byte{'x'}, len(data)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	move(newest, parked)
+	st = export(false)
+	if st.RootWritten+st.RootSame != 5 || events["row from cache"] != 0 {
+		t.Fatalf("with the row cache overwritten: %d rows from it, want 0; %+v", events["row from cache"], st)
+	}
+	sameAsFull("removed, cache overwritten")
+}
+
+// TestRowCacheRewrite: compacting the row cache keeps the records the
+// state refers to, each found at its new offset, and drops the others.
+func TestRowCacheRewrite(t *testing.T) {
+	statePath := filepath.Join(t.TempDir(), "x.state")
+	c := openRowCache(statePath, 7)
+	snaps := map[uint64]snapState{}
+	for gen := range 3 { // three exports' records of the same folders
+		for i := range 50 {
+			d := "archive/users/u/snapshots/20200101/example.com/" + strconv.Itoa(i)
+			f := &files{dir: d, seen: map[string]*Ref{"favicon.ico": {Rel: d + "/favicon.ico", Size: 3}}}
+			in := rowInputs{f: f, outs: []output{{Plugin: "wget", Ref: Ref{Rel: d + "/wget/" + strconv.Itoa(gen) + ".html"}, Recorded: true}}}
+			snaps[hashString(d)] = snapState{Dir: d, Own: uint64(gen), Row: c.put(d, uint64(gen), in)}
+		}
+	}
+	c.sync()
+	full := c.size
+	base, err := c.rewrite(snaps, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.close()
+	if fi, err := os.Stat(statePath + ".rows"); err != nil || fi.Size() != base || 3*base != full {
+		t.Fatalf("compacted to %d bytes (stat %v), from %d: want a third", base, err, full)
+	}
+	c = openRowCache(statePath, 7)
+	defer c.close()
+	for _, ss := range snaps {
+		in, ok := c.get(ss.Row, ss.Dir, 2)
+		if !ok || len(in.outs) != 1 || in.outs[0].Ref.Rel != ss.Dir+"/wget/2.html" || in.f.get("favicon.ico") == nil || in.f.get("favicon.ico").Rel != ss.Dir+"/favicon.ico" {
+			t.Fatalf("%s after compaction: %v %+v", ss.Dir, ok, in.outs)
+		}
+		if _, ok := c.get(ss.Row, ss.Dir, 1); ok {
+			t.Fatalf("%s: a record found for another ownFP", ss.Dir)
+		}
+	}
+}
