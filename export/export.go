@@ -182,7 +182,7 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 		return Stats{}, err
 	}
 	defer s.touched.Close() // a run that returns has removed its own temp files
-	s.rows = openRowCache(s.statePth, s.key)
+	s.rows = openRowCache(s.statePth, s.key, s.prev == nil)
 	defer s.rows.close()
 	// The snapshot folders of the last export are looked at while the
 	// catalog catches up: both are mostly system calls.

@@ -57,6 +57,9 @@ type rowCache struct {
 	key  uint64 // the export's key with rowFormat
 
 	read *os.File // the file as the export found it; nil when there was none
+	// fresh: no record of the file is used (a first or --full export); the
+	// first put empties it, and what it then holds is all the state's.
+	fresh bool
 
 	mu   sync.Mutex
 	w    *os.File // opened for appending by the first put
@@ -66,10 +69,13 @@ type rowCache struct {
 }
 
 // openRowCache opens the row cache of the state file statePath for reading
-// records written by earlier exports; a missing or unreadable one is
-// empty.
-func openRowCache(statePath string, key uint64) *rowCache {
-	c := &rowCache{path: statePath + ".rows", key: newHasher().u64(key).str(rowFormat).sum()}
+// records written by earlier exports (unless fresh); a missing or
+// unreadable one is empty.
+func openRowCache(statePath string, key uint64, fresh bool) *rowCache {
+	c := &rowCache{path: statePath + ".rows", key: newHasher().u64(key).str(rowFormat).sum(), fresh: fresh}
+	if fresh {
+		return c
+	}
 	if f, err := os.Open(c.path); err == nil {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			c.read, c.size = f, fi.Size()
@@ -141,7 +147,13 @@ func (c *rowCache) put(dir string, own uint64, in rowInputs) int64 {
 		return 0
 	}
 	if c.w == nil {
-		c.w, c.err = os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		if c.fresh {
+			// (A crash before the state is written leaves the old state's
+			// offsets finding records that do not match: rows from folders.)
+			flags |= os.O_TRUNC
+		}
+		c.w, c.err = os.OpenFile(c.path, flags, 0o644)
 		if c.err != nil {
 			return 0
 		}
@@ -210,9 +222,12 @@ func (c *rowCache) compact(snaps map[uint64]snapState, base int64) (int64, error
 		return base, nil
 	}
 	c.mu.Lock()
-	size, werr := c.size, c.err
+	size, werr, fresh := c.size, c.err, c.fresh && c.w != nil
 	c.mu.Unlock()
-	if werr != nil || size <= 2*base+compactSlack {
+	switch {
+	case fresh:
+		return size, nil // every record is the state's
+	case werr != nil || size <= 2*base+compactSlack:
 		return base, nil
 	}
 	return c.rewrite(snaps, base)

@@ -65,10 +65,15 @@ func TestRowsFromCache(t *testing.T) {
 	}
 	sameAsFull("added")
 
+	// A --full export uses no record: it writes the cache anew.
 	rows := c.Path(archive.StateDir + "/export/in-place.state.rows")
 	data, err := os.ReadFile(rows)
 	if err != nil {
 		t.Fatal(err)
+	}
+	export(true)
+	if again, err := os.ReadFile(rows); err != nil || !bytes.Equal(again, data) {
+		t.Fatalf("a second --full export left a row cache of %d bytes, the first %d (%v)", len(again), len(data), err)
 	}
 	if err := os.WriteFile(rows, bytes.Repeat([]byte{'x'}, len(data)), 0o644); err != nil {
 		t.Fatal(err)
@@ -85,7 +90,7 @@ func TestRowsFromCache(t *testing.T) {
 // state refers to, each found at its new offset, and drops the others.
 func TestRowCacheRewrite(t *testing.T) {
 	statePath := filepath.Join(t.TempDir(), "x.state")
-	c := openRowCache(statePath, 7)
+	c := openRowCache(statePath, 7, false)
 	snaps := map[uint64]snapState{}
 	for gen := range 3 { // three exports' records of the same folders
 		for i := range 50 {
@@ -105,7 +110,7 @@ func TestRowCacheRewrite(t *testing.T) {
 	if fi, err := os.Stat(statePath + ".rows"); err != nil || fi.Size() != base || 3*base != full {
 		t.Fatalf("compacted to %d bytes (stat %v), from %d: want a third", base, err, full)
 	}
-	c = openRowCache(statePath, 7)
+	c = openRowCache(statePath, 7, false)
 	defer c.close()
 	for _, ss := range snaps {
 		in, ok := c.get(ss.Row, ss.Dir, 2)
