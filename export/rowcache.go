@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/folio-archive/folio/archive"
 )
@@ -76,7 +77,7 @@ func openRowCache(statePath string, key uint64, fresh bool) *rowCache {
 	if fresh {
 		return c
 	}
-	if f, err := os.Open(c.path); err == nil {
+	if f, err := os.OpenFile(c.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			c.read, c.size = f, fi.Size()
 		} else {
@@ -99,7 +100,7 @@ func (c *rowCache) get(off int64, dir string, own uint64) (rowInputs, bool) {
 	if c == nil || c.read == nil || off <= 0 {
 		return rowInputs{}, false
 	}
-	buf := make([]byte, 2048)
+	buf := make([]byte, 1024) // most records fit
 	n, err := c.read.ReadAt(buf, off-1)
 	if n < rowHeader || err != nil && !errors.Is(err, io.EOF) {
 		return rowInputs{}, false
@@ -147,7 +148,7 @@ func (c *rowCache) put(dir string, own uint64, in rowInputs) int64 {
 		return 0
 	}
 	if c.w == nil {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND | syscall.O_NOFOLLOW
 		if c.fresh {
 			// (A crash before the state is written leaves the old state's
 			// offsets finding records that do not match: rows from folders.)
@@ -235,7 +236,7 @@ func (c *rowCache) compact(snaps map[uint64]snapState, base int64) (int64, error
 
 // rewrite is compact's work, whatever the file's size.
 func (c *rowCache) rewrite(snaps map[uint64]snapState, base int64) (int64, error) {
-	src, err := os.Open(c.path)
+	src, err := os.OpenFile(c.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
