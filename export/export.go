@@ -346,7 +346,7 @@ type site struct {
 	statePth       string
 
 	groups   map[uint64]group
-	seen     map[uint64]seenRec   // by folder hash, from pass 1
+	seen     seenRecs             // from pass 1
 	captures map[uint64][]capture // captures of URLs captured more than once
 	deferred []*item              // pages written once captures are known
 	heldBack bool                 // delta left the manifest and state to Flush (Options.Defer)
@@ -553,8 +553,8 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 	testEvent("sync")
 	if s.seen != nil {
 		for h, ss := range s.next.Snaps {
-			l := s.seen[h].line
-			ss.Off, ss.Len = l.off, l.n
+			l := s.seen.get(h)
+			ss.Off, ss.Len = l.off, int64(l.n)
 			f := s.folders.of(ss.Dir) // kept pages keep the folder's new ctime
 			ss.Folder, ss.CTime = f.sig, f.ctime
 			s.next.Snaps[h] = ss
@@ -648,7 +648,7 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 		it := itemOf(e)
 		it.own = s.ownFP(&it)
 		it.fp = s.fingerprint(s.groups, &it)
-		it.archived = s.seen[hashString(it.Dir)].archived
+		it.archived = s.seen.get(hashString(it.Dir)).archived
 		s.addCapture(&e, s.groups)
 		batch = append(batch, it)
 		if len(batch) == s.opts.PageSize {

@@ -1,11 +1,13 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -17,13 +19,31 @@ import (
 // it found changed; past it, pass 2 streams them again instead.
 const maxRetained = 20000
 
-// lineRef is where a snapshot's record lies in the root manifest.
-type lineRef struct{ off, n int64 }
-
-// seenRec is what pass 1 learned of a snapshot for pass 2 and the state.
+// seenRec is what pass 1 learned of a snapshot for pass 2 and the state:
+// where its record lies in the root manifest, and its is_archived.
 type seenRec struct {
+	dh       uint64 // hashString of its folder
+	off      int64
+	n        uint32
 	archived bool
-	line     lineRef
+}
+
+// seenRecs holds a seenRec per snapshot of the selection, sorted by folder
+// hash once pass 1 has ended: 24 bytes a snapshot, where a map took 110.
+type seenRecs []seenRec
+
+func (l seenRecs) sort() {
+	slices.SortFunc(l, func(a, b seenRec) int { return cmp.Compare(a.dh, b.dh) })
+}
+
+// get returns the seenRec of the folder with hash dh (the zero one when
+// pass 1 did not see it).
+func (l seenRecs) get(dh uint64) seenRec {
+	i, ok := slices.BinarySearchFunc(l, dh, func(r seenRec, h uint64) int { return cmp.Compare(r.dh, h) })
+	if !ok {
+		return seenRec{}
+	}
+	return l[i]
 }
 
 // plannedPage is a root page as pass 1 found it.
@@ -44,7 +64,12 @@ type plannedPage struct {
 func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	testEvent("pass1")
 	s.groups = map[uint64]group{}
-	s.seen = map[uint64]seenRec{}
+	hint := 1024
+	if last := cmp.Or(s.prev, s.last); last != nil {
+		hint += int(min(last.Total, 1<<24)) // about as many as last time
+	}
+	s.seen = make(seenRecs, 0, hint)
+	defer func() { s.seen.sort() }()
 	s.captures = map[uint64][]capture{}
 	var spec map[uint64]group
 	specTotal, specPages := 0, 0
@@ -172,7 +197,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 					buf = buf[:0]
 				}
 			}
-			s.seen[dh] = seenRec{archived: it.archived, line: lineRef{start, written + int64(len(buf)) + copyLen - start}}
+			s.seen = append(s.seen, seenRec{dh: dh, archived: it.archived, off: start, n: uint32(written + int64(len(buf)) + copyLen - start)})
 			if spec != nil {
 				it.dh = dh
 				it.fp = s.fingerprint(spec, &it)
