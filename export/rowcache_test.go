@@ -79,8 +79,12 @@ func TestRowsFromCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	move(newest, parked)
+	gone := filepath.Join(dir, filepath.FromSlash(order[50].Dir), RootPage) // deleted by hand: written again
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
 	st = export(false)
-	if st.RootWritten+st.RootSame != 5 || events["row from cache"] != 0 {
+	if st.RootWritten+st.RootSame != 5 || events["row from cache"] != 0 || st.Written != 1 {
 		t.Fatalf("with the row cache overwritten: %d rows from it, want 0; %+v", events["row from cache"], st)
 	}
 	sameAsFull("removed, cache overwritten")
@@ -120,5 +124,61 @@ func TestRowCacheRewrite(t *testing.T) {
 		if _, ok := c.get(ss.Row, ss.Dir, 1); ok {
 			t.Fatalf("%s: a record found for another ownFP", ss.Dir)
 		}
+	}
+}
+
+// TestGonePageWrittenAgain: a snapshot page deleted by hand is written
+// again by the next export that goes over its root page, whether that
+// root page is written again or stays (a second pass, here because a URL
+// captured twice changed, goes over every root page).
+func TestGonePageWrittenAgain(t *testing.T) {
+	dir, m, c := generatedIn(t, 90, 5)
+	events := countEvents(t)
+	export := func() {
+		t.Helper()
+		clear(events)
+		if _, err := Run(context.Background(), Options{Collection: c, PageSize: 20}, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	export()
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	urls := map[string][]int{}
+	for i, s := range order {
+		urls[s.URL] = append(urls[s.URL], i)
+	}
+	twice, gone := -1, -1
+	for i, s := range order {
+		if len(urls[s.URL]) == 2 && twice < 0 {
+			twice = i
+		}
+	}
+	if twice < 0 {
+		t.Fatal("no URL captured twice")
+	}
+	onPage := func(i int) int { return i / 20 }
+	for i, s := range order {
+		if len(urls[s.URL]) == 1 && onPage(i) != onPage(urls[order[twice].URL][0]) && onPage(i) != onPage(urls[order[twice].URL][1]) {
+			gone = i
+			break
+		}
+	}
+	if gone < 0 {
+		t.Fatal("no snapshot on a root page of its own")
+	}
+	page := filepath.Join(dir, filepath.FromSlash(order[gone].Dir), RootPage)
+	if err := os.Remove(page); err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(order[twice].Dir)), "Captured twice, retitled"); err != nil {
+		t.Fatal(err)
+	}
+	export()
+	if events["pass2"] != 1 {
+		t.Fatalf("a URL captured twice retitled: events %v, want a second pass", events)
+	}
+	if _, err := os.Stat(page); err != nil {
+		t.Errorf("the page deleted on a root page that stays: %v", err)
 	}
 }
