@@ -99,7 +99,7 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 		if s.prev != nil {
 			h := hashString(it.Dir)
 			old, ok := s.prev.Snaps[h]
-			dirty[i] = !ok || old.FP != it.fp // or its page is gone (see run)
+			dirty[i] = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
 			if !dirty[i] {
 				old.Page = uint32(n)
 				s.setSnap(h, old)
@@ -119,48 +119,30 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 		g.Go(func() error { return err })
 		return
 	}
-	// run makes item i's row, and its page when dirty or gone from disk
-	// (looked for here, on the worker pool, not by the stream that hands
-	// out the pages: 100k lstats).
-	run := func(i int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	for i := range items {
 		it := &items[i]
 		h := hashString(it.Dir)
-		dirty := dirty[i] || !exists(s.abs(it.Dir+"/"+RootPage))
+		dirty := dirty[i]
 		if !dirty && !pageDirty {
 			s.kept.Add(1)
-			return finish()
-		}
-		ss, err := s.snapshot(it, dirty, cached[i], from, &rows[i], &shard[i])
-		if err != nil {
-			return err
-		}
-		switch {
-		case dirty:
-			s.setSnap(h, ss)
-		case ss.Row != cached[i]: // its row was made from the folder
-			s.setRow(h, ss.Row)
-		}
-		return finish()
-	}
-	var kept []int // on a root page that stays: only their pages are looked for
-	for i := range items {
-		if !dirty[i] && !pageDirty {
-			kept = append(kept, i)
+			pending.Add(-1) // never the last: the final finish below is still to come
 			continue
 		}
-		g.Go(func() error { return run(i) })
-	}
-	if len(kept) > 0 {
 		g.Go(func() error {
-			for _, i := range kept {
-				if err := run(i); err != nil {
-					return err
-				}
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			return nil
+			ss, err := s.snapshot(it, dirty, cached[i], from, &rows[i], &shard[i])
+			if err != nil {
+				return err
+			}
+			switch {
+			case dirty:
+				s.setSnap(h, ss)
+			case ss.Row != cached[i]: // its row was made from the folder
+				s.setRow(h, ss.Row)
+			}
+			return finish()
 		})
 	}
 	g.Go(finish)
