@@ -30,7 +30,7 @@ import (
 // folder) is made from the cache. Such a row shows what the snapshot's
 // page shows, which is written from the same files.
 //
-// The cache file (the state's path + ".rows") is only appended to: a
+// The cache file (the state's path + rowsSuffix) is only appended to: a
 // record is written each time a row is made from a folder, and the state
 // keeps its offset (snapState.Row). A record names its snapshot folder,
 // the export's key and the snapshot's ownFP, and carries a checksum; one
@@ -39,12 +39,15 @@ import (
 // When the file holds more than twice the records the state refers to, it
 // is written again with those only (compact).
 
-// rowFiles are the files of a snapshot folder its row links when they are
-// not empty: the preview, then the favicon, each with its fallback.
+// previewFiles and faviconFiles are the files of a snapshot folder its row
+// links when they are not empty, each with its fallback.
 var (
 	previewFiles = []string{"screenshot/screenshot.png", "screenshot.png"}
 	faviconFiles = []string{"favicon/favicon.ico", "favicon.ico"}
 )
+
+// rowsSuffix names the row cache after the state file it belongs to.
+const rowsSuffix = ".rows"
 
 // rowFormat changes with what a record holds or how a row is made from it.
 const rowFormat = "folio-export-rows 1"
@@ -73,7 +76,7 @@ type rowCache struct {
 // records written by earlier exports (unless fresh); a missing or
 // unreadable one is empty.
 func openRowCache(statePath string, key uint64, fresh bool) *rowCache {
-	c := &rowCache{path: statePath + ".rows", key: newHasher().u64(key).str(rowFormat).sum(), fresh: fresh}
+	c := &rowCache{path: statePath + rowsSuffix, key: newHasher().u64(key).str(rowFormat).sum(), fresh: fresh}
 	if fresh {
 		return c
 	}

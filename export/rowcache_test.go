@@ -182,3 +182,24 @@ func TestGonePageWrittenAgain(t *testing.T) {
 		t.Errorf("the page deleted on a root page that stays: %v", err)
 	}
 }
+
+// TestRowCacheTempRemoved: the temp file of a compaction a kill cut short
+// is removed by the next export, as the state's is.
+func TestRowCacheTempRemoved(t *testing.T) {
+	_, _, c := generatedIn(t, 5, 5)
+	run := func() {
+		t.Helper()
+		if _, err := Run(context.Background(), Options{Collection: c}, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	temp := c.Path(archive.StateDir + "/export/.in-place.state" + rowsSuffix + archive.TempMarker + "0a1b")
+	if err := os.WriteFile(temp, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	if _, err := os.Lstat(temp); !os.IsNotExist(err) {
+		t.Errorf("%s left behind (%v)", temp, err)
+	}
+}

@@ -53,7 +53,8 @@ func (s *site) openTouched() (*archive.TouchLog, error) {
 		{s.abs(SiteDir + "/search"), nil},
 		{s.abs(SiteDir + "/text"), nil},
 		{filepath.Dir(s.statePth), func(name string) bool {
-			return strings.HasPrefix(name, "."+filepath.Base(s.statePth)+archive.TempMarker)
+			base := "." + filepath.Base(s.statePth)
+			return strings.HasPrefix(name, base+archive.TempMarker) || strings.HasPrefix(name, base+rowsSuffix+archive.TempMarker)
 		}},
 	} {
 		if err := archive.RemoveTemps(d.dir, d.match); err != nil {
