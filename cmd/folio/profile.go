@@ -58,3 +58,16 @@ func softMemoryLimit(limit int64) func() {
 	old := debug.SetMemoryLimit(limit)
 	return func() { debug.SetMemoryLimit(old) }
 }
+
+// lazyCollector makes the garbage collector run less often than the
+// default (GOGC 400) under the soft heap limit limit, for a command that
+// allocates much that dies at once and holds little (reindex, verify),
+// and returns what puts both back.
+func lazyCollector(limit int64) func() {
+	gc := debug.SetGCPercent(400)
+	restore := softMemoryLimit(limit)
+	return func() {
+		restore()
+		debug.SetGCPercent(gc)
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -40,10 +39,7 @@ the text file's size, time or inode did too; --full reads every text again.`,
 			p := e.printer()
 			defer p.done()
 			opts.Printer = p
-			// Reading folders allocates much that dies at once and
-			// little that lives: collect less often than the default.
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
-			defer softMemoryLimit(reindexMemory)()
+			defer lazyCollector(reindexMemory)()
 			st, err := reindex(cmd, coll, opts)
 			if err != nil {
 				return err

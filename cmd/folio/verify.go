@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,10 +115,8 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 	if opts.Workers == 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	// Checking a folder allocates little that lives, but often: collect
-	// less often than the default (the live heap is small).
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	defer softMemoryLimit(verifyMemory)()
+	// Checking a folder allocates little that lives, but often.
+	defer lazyCollector(verifyMemory)()
 	enc := json.NewEncoder(e.stdout)
 	opts.Found = func(pr verify.Problem) {
 		p.done() // a progress line drawn on the same terminal
