@@ -50,7 +50,7 @@ var (
 const rowsSuffix = ".rows"
 
 // rowFormat changes with what a record holds or how a row is made from it.
-const rowFormat = "folio-export-rows 1"
+const rowFormat = "folio-export-rows 2"
 
 const rowHeader = 32 // payload length, checksum, folder hash, key, ownFP
 
@@ -311,14 +311,14 @@ func (c *rowCache) rewrite(snaps map[uint64]snapState, base int64) (int64, error
 // compacted size before it is compacted again.
 const compactSlack = 1 << 20
 
-// encodeRow appends in's outputs and row files to b. Paths inside dir are
-// kept relative to it.
+// encodeRow appends in's outputs and row files to b, in the state file's
+// encoding. Paths inside dir are kept relative to it.
 func encodeRow(b []byte, dir string, in rowInputs) []byte {
-	b = binary.AppendUvarint(b, uint64(len(in.outs)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(in.outs)))
 	for _, o := range in.outs {
-		b = appendRowString(b, o.Plugin)
+		b = appendStateString(b, o.Plugin)
 		b = appendRowRel(b, dir, o.Ref.Rel)
-		b = appendRowString(b, o.Ref.Query)
+		b = appendStateString(b, o.Ref.Query)
 		b = append(b, boolByte(o.Recorded))
 	}
 	for _, group := range [][]string{previewFiles, faviconFiles} {
@@ -330,7 +330,7 @@ func encodeRow(b []byte, dir string, in rowInputs) []byte {
 			}
 			b = append(b, 1)
 			b = appendRowRel(b, dir, ref.Rel)
-			b = appendRowString(b, ref.Query)
+			b = appendStateString(b, ref.Query)
 		}
 	}
 	return b
@@ -339,26 +339,32 @@ func encodeRow(b []byte, dir string, in rowInputs) []byte {
 // decodeRow reads what encodeRow wrote; the files it returns answer for
 // the row files only, from the record.
 func decodeRow(b []byte, dir string) (rowInputs, bool) {
-	r := rowReader{b: b, dir: dir}
-	n := r.uvarint()
-	if r.bad || n > uint64(len(b)) {
+	r := &stateReader{b: b}
+	n := r.u32()
+	if r.bad || int64(n) > int64(len(b)) {
 		return rowInputs{}, false
+	}
+	rel := func() string {
+		if r.take(1)[0] == 1 {
+			return dir + "/" + r.str()
+		}
+		return r.str()
 	}
 	in := rowInputs{outs: make([]output, 0, n), f: &files{dir: dir, seen: map[string]*Ref{}}}
 	for range n {
 		o := output{Plugin: r.str()}
-		o.Ref.Rel = r.rel()
+		o.Ref.Rel = rel()
 		o.Ref.Query = r.str()
-		o.Recorded = r.byte() == 1
+		o.Recorded = r.take(1)[0] == 1
 		in.outs = append(in.outs, o)
 	}
 	for _, group := range [][]string{previewFiles, faviconFiles} {
 		for _, name := range group {
-			if r.byte() != 1 {
+			if r.take(1)[0] != 1 {
 				in.f.seen[name] = nil
 				continue
 			}
-			ref := &Ref{Rel: r.rel(), Size: 1}
+			ref := &Ref{Rel: rel(), Size: 1}
 			ref.Query = r.str()
 			in.f.seen[name] = ref
 		}
@@ -376,63 +382,11 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-func appendRowString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 // appendRowRel appends a path relative to the export root: one inside
 // the snapshot folder dir without dir.
 func appendRowRel(b []byte, dir, rel string) []byte {
 	if tail, ok := strings.CutPrefix(rel, dir+"/"); ok {
-		return appendRowString(append(b, 1), tail)
+		return appendStateString(append(b, 1), tail)
 	}
-	return appendRowString(append(b, 0), rel)
-}
-
-// rowReader takes a record's fields; a read past its end sets bad.
-type rowReader struct {
-	b   []byte
-	dir string
-	bad bool
-}
-
-func (r *rowReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *rowReader) byte() byte {
-	if len(r.b) == 0 {
-		r.bad = true
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *rowReader) str() string {
-	n := r.uvarint()
-	if r.bad || n > uint64(len(r.b)) {
-		r.bad = true
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
-func (r *rowReader) rel() string {
-	inside := r.byte() == 1
-	s := r.str()
-	if inside {
-		return r.dir + "/" + s
-	}
-	return s
+	return appendStateString(append(b, 0), rel)
 }

@@ -231,11 +231,7 @@ func (st *state) write(path string) error {
 				b = le.AppendUint64(b, v)
 			}
 			b = le.AppendUint32(b, s.Page)
-			archived := byte(0)
-			if s.Archived {
-				archived = 1
-			}
-			b = append(b, archived)
+			b = append(b, boolByte(s.Archived))
 			b = appendStateString(b, s.Dir)
 			if len(b) > 1<<16-512 {
 				if _, err := w.Write(b); err != nil {
