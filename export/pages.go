@@ -103,9 +103,7 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 			if !dirty[i] {
 				old.Page = uint32(n)
 				s.setSnap(h, old)
-				if old.Own == it.own {
-					cached[i] = old.Row
-				}
+				cached[i] = old.Row // (a record of another ownFP is refused)
 			}
 		}
 		if dirty[i] {
