@@ -237,6 +237,28 @@ func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
 				u.old, u.hadOld = w.listings.at(u.dir)
 			}
 		}
+		// The catalog's rows of the batch are read while its folders are
+		// listed: the rows need only the units' paths, and reading them
+		// (a tenth of a millisecond per date folder at 100k snapshots)
+		// left the workers idle when it came after.
+		heres := make([]map[string]*known, len(batch))
+		matched := make(chan struct{})
+		go func() {
+			defer close(matched)
+			for i := range batch {
+				u := &batch[i]
+				w.rows.skipTo(u.key(), lost)
+				here := map[string]*known{}
+				if u.legacy {
+					if k, ok := w.rows.at(u.dir); ok {
+						here[u.dir] = k
+					}
+				} else {
+					w.rows.below(u.dir, func(dir string, k *known) { here[dir] = k })
+				}
+				heres[i] = here
+			}
+		}()
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(w.workers)
 		for i := range batch {
@@ -256,7 +278,9 @@ func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
 				return gctx.Err()
 			})
 		}
-		if err := g.Wait(); err != nil {
+		err := g.Wait()
+		<-matched // it appends to w.gone, as the loop below does
+		if err != nil {
 			return err
 		}
 		var todo []folder
@@ -265,15 +289,7 @@ func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
 			if u.hadOld && !u.kept {
 				w.dropped = append(w.dropped, u.dir)
 			}
-			w.rows.skipTo(u.key(), lost)
-			here := map[string]*known{}
-			if u.legacy {
-				if k, ok := w.rows.at(u.dir); ok {
-					here[u.dir] = k
-				}
-			} else {
-				w.rows.below(u.dir, func(dir string, k *known) { here[dir] = k })
-			}
+			here := heres[i]
 			for _, f := range u.found {
 				if w.skip[f.dir] {
 					continue // its row, if any, is gone
