@@ -178,6 +178,7 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	defer s.folders.bases.close()
 	if s.touched, err = s.openTouched(); err != nil {
 		return Stats{}, err
 	}

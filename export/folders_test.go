@@ -138,3 +138,68 @@ func TestStateCache(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot folder of the current layout is stat'ed relative to its
+// user's snapshot folder, held open: it must find what the whole path
+// finds, also when that snapshot folder is a symlink to another disk or
+// the folder is gone, and close what it opened.
+func TestFolderReadRelative(t *testing.T) {
+	root := t.TempDir()
+	elsewhere := t.TempDir()
+	snap := "archive/users/alice/snapshots/20240101/example.com/abc"
+	moved := "archive/users/bob/snapshots/20240101/example.com/def"
+	for _, d := range []string{filepath.Join(root, snap, "wget"), filepath.Join(elsewhere, "20240101/example.com/def/media"), filepath.Join(root, "archive/users/bob")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, "archive/users/bob/snapshots")); err != nil {
+		t.Fatal(err)
+	}
+	fs := folders{root: root, trustBefore: time.Now().Add(time.Hour).UnixNano()}
+	for _, dir := range []string{snap, moved} {
+		got := fs.read(dir, 0, 0)
+		var want uint64
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			want += hashString(e.Name())
+		}
+		if got.sig != want || got.ctime == 0 {
+			t.Errorf("read(%s) = %+v, want the names' sum %d and a ctime", dir, got, want)
+		}
+	}
+	if got := fs.read("archive/users/alice/snapshots/20240101/example.com/gone", 0, 0); got != (folderSeen{}) {
+		t.Errorf("a folder that is not there: %+v", got)
+	}
+	if len(fs.bases.fds) != 2 {
+		t.Errorf("open base folders: %v, want alice's and bob's", fs.bases.fds)
+	}
+	fs.bases.close()
+	if fs.bases.fds != nil {
+		t.Errorf("after close: %v", fs.bases.fds)
+	}
+	if got := fs.read(snap, 0, 0); got.sig == 0 {
+		t.Errorf("read after close: %+v, want the folder seen again", got)
+	}
+	fs.bases.close()
+}
+
+func TestSplitBase(t *testing.T) {
+	for dir, want := range map[string][2]string{
+		"archive/users/alice/snapshots/20240101/example.com/abc": {"archive/users/alice/snapshots", "20240101/example.com/abc"},
+		"archive/users/a/snapshots/x":                           {"archive/users/a/snapshots", "x"},
+		"archive/1712345678.123":                                {},
+		"archive/users/alice/other/20240101/example.com/abc":    {},
+		"archive/users//snapshots/x":                            {},
+		"archive/users/alice/snapshots/":                        {},
+		"archive/users/alice/snapshots":                         {},
+	} {
+		base, rel, ok := splitBase(dir)
+		if got := [2]string{base, rel}; got != want || ok != (want != [2]string{}) {
+			t.Errorf("splitBase(%q) = %q, %q, %v; want %q", dir, base, rel, ok, want)
+		}
+	}
+}
