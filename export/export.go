@@ -218,6 +218,7 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 	if s.inPlace && s.prev == nil && s.last != nil {
 		// Only the last export's key is looked at from here on (see
 		// removeGzip): the snapshots it lists are let go.
+		s.folders.detach()
 		s.last.Snaps = nil
 	}
 	if s.next.Catalog, err = cat.Generation(ctx); err != nil {

@@ -44,8 +44,10 @@ type folders struct {
 	trustBefore int64
 	mu          sync.Mutex
 	m           map[uint64]folderSeen
-	// known, after a look at some folders only, is what the last export
-	// saw of the others.
+	// known, after a look, is what the last export saw of the folders
+	// it exported: m holds only those the look found otherwise (most
+	// often none), so that neither the look nor the state written after
+	// it goes through every folder again.
 	known map[uint64]snapState
 }
 
@@ -71,7 +73,9 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 			}
 			fs.mu.Lock()
 			for i, ss := range list {
-				fs.m[hashString(ss.Dir)] = seen[i]
+				if seen[i] != (folderSeen{sig: ss.Folder, ctime: ss.CTime}) {
+					fs.m[hashString(ss.Dir)] = seen[i]
+				}
 			}
 			changed = append(changed, mine...)
 			fs.mu.Unlock()
@@ -85,15 +89,14 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 			batch = make([]snapState, 0, 512)
 		}
 	}
+	fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
 	switch {
 	case only == nil:
-		fs.m = make(map[uint64]folderSeen, len(prev.Snaps))
 		for _, ss := range prev.Snaps {
 			add(ss)
 		}
 	case slices.ContainsFunc(only, func(p string) bool { return strings.Count(p, "/") < snapshotDepth }):
 		// A folder above the snapshots': every snapshot below it.
-		fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
 		in := underAny(only)
 		for _, ss := range prev.Snaps {
 			if in(ss.Dir) {
@@ -102,7 +105,6 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 		}
 	default:
 		// Snapshot folders, or folders inside them (which name none).
-		fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
 		named := map[uint64]bool{}
 		for _, p := range only {
 			h := hashString(p)
@@ -116,8 +118,9 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 	return changed, g.Wait()
 }
 
-// of returns what is known of dir: what look found, else what the last
-// export saw when look passed it over, else what it holds now.
+// of returns what is known of dir: what look found when it differed
+// from what the last export saw, else what that export saw (also of a
+// folder look passed over), else what it holds now.
 func (fs *folders) of(dir string) folderSeen {
 	h := hashString(dir)
 	fs.mu.Lock()
@@ -139,7 +142,24 @@ func (fs *folders) of(dir string) folderSeen {
 	return f
 }
 
-// looked calls fn for each folder look or of has looked at.
+// detach copies what the last export saw of each folder out of known,
+// whose state is about to be let go: m then holds every folder.
+func (fs *folders) detach() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.m == nil {
+		fs.m = map[uint64]folderSeen{}
+	}
+	for h, ss := range fs.known {
+		if _, ok := fs.m[h]; !ok {
+			fs.m[h] = folderSeen{sig: ss.Folder, ctime: ss.CTime}
+		}
+	}
+	fs.known = nil
+}
+
+// looked calls fn for each folder look found changed and each folder of
+// has looked at.
 func (fs *folders) looked(fn func(h uint64, f folderSeen)) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

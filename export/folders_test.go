@@ -203,3 +203,57 @@ func TestSplitBase(t *testing.T) {
 		}
 	}
 }
+
+// A look keeps only the folders it found otherwise than the last export
+// saw them; of answers for the others from that export's state, and
+// detach copies them out of it before it is let go.
+func TestLookKeepsChangedFolders(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{"archive/users/a/snapshots/20240101/x.org/1", "archive/users/a/snapshots/20240101/x.org/2", "archive/users/a/snapshots/20240102/y.org/3"}
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, d, "wget"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trusted := time.Now().Add(time.Hour).UnixNano()
+	first := folders{root: root, trustBefore: trusted}
+	prev := newState(0)
+	for _, d := range dirs {
+		f := first.read(d, 0, 0)
+		prev.Snaps[hashString(d)] = snapState{Dir: d, Folder: f.sig, CTime: f.ctime}
+	}
+	first.bases.close()
+	if err := os.WriteFile(filepath.Join(root, dirs[1], "note.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := folders{root: root, trustBefore: trusted}
+	defer fs.bases.close()
+	changed, err := fs.look(context.Background(), prev, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changed) != 1 || changed[0] != dirs[1] || len(fs.m) != 1 {
+		t.Fatalf("look: changed %v, kept %d folders; want only %s", changed, len(fs.m), dirs[1])
+	}
+	n := 0
+	fs.looked(func(uint64, folderSeen) { n++ })
+	if n != 1 {
+		t.Errorf("looked went through %d folders, want 1", n)
+	}
+	for _, d := range dirs {
+		want := fs.read(d, 0, 0)
+		if got := fs.of(d); got != want {
+			t.Errorf("of(%s) = %+v, want %+v", d, got, want)
+		}
+	}
+	fs.detach()
+	prev.Snaps = nil
+	if fs.known != nil || len(fs.m) != 3 {
+		t.Fatalf("after detach: known %v, %d folders kept; want none and 3", fs.known, len(fs.m))
+	}
+	for _, d := range dirs {
+		if got, want := fs.of(d), fs.read(d, 0, 0); got != want {
+			t.Errorf("after detach, of(%s) = %+v, want %+v", d, got, want)
+		}
+	}
+}
