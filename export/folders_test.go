@@ -190,12 +190,12 @@ func TestFolderReadRelative(t *testing.T) {
 func TestSplitBase(t *testing.T) {
 	for dir, want := range map[string][2]string{
 		"archive/users/alice/snapshots/20240101/example.com/abc": {"archive/users/alice/snapshots", "20240101/example.com/abc"},
-		"archive/users/a/snapshots/x":                           {"archive/users/a/snapshots", "x"},
-		"archive/1712345678.123":                                {},
-		"archive/users/alice/other/20240101/example.com/abc":    {},
-		"archive/users//snapshots/x":                            {},
-		"archive/users/alice/snapshots/":                        {},
-		"archive/users/alice/snapshots":                         {},
+		"archive/users/a/snapshots/x":                            {"archive/users/a/snapshots", "x"},
+		"archive/1712345678.123":                                 {},
+		"archive/users/alice/other/20240101/example.com/abc":     {},
+		"archive/users//snapshots/x":                             {},
+		"archive/users/alice/snapshots/":                         {},
+		"archive/users/alice/snapshots":                          {},
 	} {
 		base, rel, ok := splitBase(dir)
 		if got := [2]string{base, rel}; got != want || ok != (want != [2]string{}) {
