@@ -171,16 +171,15 @@ func (fs *folders) looked(fn func(h uint64, f folderSeen)) {
 // read stats dir and, unless its ctime is still ctime (whose listing hashed
 // to sig), lists it.
 func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
-	abs := fs.root + "/" + dir
 	var st unix.Stat_t
-	if fs.lstat(dir, abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if fs.lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return folderSeen{}
 	}
 	now := st.Ctim.Nano()
 	if ctime != 0 && now == ctime {
 		return folderSeen{sig: sig, ctime: now}
 	}
-	entries, err := readDir(abs)
+	entries, err := readDir(fs.root + "/" + dir)
 	if err != nil {
 		return folderSeen{}
 	}
@@ -198,15 +197,16 @@ func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
 	return folderSeen{sig: sum, ctime: now}
 }
 
-// lstat is lstat of abs, the folder dir of the collection: relative to
-// its user's snapshot folder when it lies in one.
-func (fs *folders) lstat(dir, abs string, st *unix.Stat_t) error {
+// lstat is lstat of the folder dir of the collection: relative to its
+// user's snapshot folder when it lies in one (no absolute path is made
+// for the look's 100k folders either).
+func (fs *folders) lstat(dir string, st *unix.Stat_t) error {
 	if base, rel, ok := splitBase(dir); ok {
 		if fd := fs.bases.open(fs.root, base); fd >= 0 {
 			return rawsys.Lstatat(fd, rel, st)
 		}
 	}
-	return rawsys.Lstatat(unix.AT_FDCWD, abs, st)
+	return rawsys.Lstatat(unix.AT_FDCWD, fs.root+"/"+dir, st)
 }
 
 // splitBase splits a folder of the current layout,

@@ -188,6 +188,7 @@ func (w *walker) walkScope(ctx context.Context, out chan<- folder) error {
 // current layout with the snapshot folders below it.
 type unit struct {
 	dir    string
+	key    string // orders units as the catalog orders their rows (unitKey)
 	user   string
 	legacy bool
 	old    listing // the catalog's listing of a date folder
@@ -196,13 +197,15 @@ type unit struct {
 	found  []folder
 }
 
-// key orders units as the catalog orders the rows of their folders: a
-// date folder's rows all start with its path and a slash.
-func (u *unit) key() string {
-	if u.legacy {
-		return u.dir
+// unitKey orders units as the catalog orders the rows of their folders:
+// a date folder's rows all start with its path and a slash. It is made
+// once per unit: sorting the units made it afresh in each comparison
+// (some 500k strings at 100k snapshots).
+func unitKey(dir string, legacy bool) string {
+	if legacy {
+		return dir
 	}
-	return u.dir + "/"
+	return dir + "/"
 }
 
 // unitBatch is how many units walkTree lists before it compares them with
@@ -247,7 +250,7 @@ func (w *walker) walkTree(ctx context.Context, out chan<- folder) error {
 			defer close(matched)
 			for i := range batch {
 				u := &batch[i]
-				w.rows.skipTo(u.key(), lost)
+				w.rows.skipTo(u.key, lost)
 				here := map[string]*known{}
 				if u.legacy {
 					if k, ok := w.rows.at(u.dir); ok {
@@ -410,7 +413,7 @@ func (w *walker) units(ctx context.Context) ([]unit, error) {
 	for _, e := range entries {
 		if _, ok := layout.LegacyTimestamp(e.Name); ok && !archive.IsTemp(e.Name) && isDir(e, w.abs(archive.ArchiveDir)) {
 			dir := archive.ArchiveDir + "/" + e.Name
-			units = append(units, unit{dir: dir, legacy: true})
+			units = append(units, unit{dir: dir, key: unitKey(dir, true), legacy: true})
 			if !w.skip[dir] {
 				w.legacy.Add(1)
 			}
@@ -427,10 +430,11 @@ func (w *walker) units(ctx context.Context) ([]unit, error) {
 		}
 		dates, _ := w.readDir(ctx, snaps, buf)
 		for _, d := range w.dirs(snaps, dates) {
-			units = append(units, unit{dir: snaps + "/" + d, user: u})
+			dir := snaps + "/" + d
+			units = append(units, unit{dir: dir, key: unitKey(dir, false), user: u})
 		}
 	}
-	slices.SortFunc(units, func(a, b unit) int { return strings.Compare(a.key(), b.key()) })
+	slices.SortFunc(units, func(a, b unit) int { return strings.Compare(a.key, b.key) })
 	return units, ctx.Err()
 }
 
