@@ -209,6 +209,18 @@ func (fs *folders) lstat(dir string, st *unix.Stat_t) error {
 	return rawsys.Lstatat(unix.AT_FDCWD, fs.root+"/"+dir, st)
 }
 
+// pageThere reports whether the page of the snapshot folder dir is on
+// disk. In place it is stat'ed as look stats folders: at 100k snapshots a
+// root page rewritten for a snapshot added asks it of each of its kept
+// snapshots, in the stream that hands out the root pages.
+func (s *site) pageThere(dir string) bool {
+	if !s.inPlace {
+		return exists(s.abs(dir + "/" + RootPage))
+	}
+	var st unix.Stat_t
+	return s.folders.lstat(dir+"/"+RootPage, &st) == nil
+}
+
 // splitBase splits a folder of the current layout,
 // archive/users/<user>/snapshots/<rest>, into its user's snapshot folder
 // and the rest.

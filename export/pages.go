@@ -99,7 +99,7 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 		if s.prev != nil {
 			h := hashString(it.Dir)
 			old, ok := s.prev.Snaps[h]
-			dirty[i] = !ok || old.FP != it.fp || !exists(s.abs(it.Dir+"/"+RootPage))
+			dirty[i] = !ok || old.FP != it.fp || !s.pageThere(it.Dir)
 			if !dirty[i] {
 				old.Page = uint32(n)
 				s.setSnap(h, old)
