@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/folio-archive/folio/archive"
 )
@@ -160,24 +161,57 @@ func (s *site) writeTextShard(ctx context.Context, n int, items []item) error {
 }
 
 // appendJSString writes s as a JavaScript string literal that is also
-// valid JSON, with <, >, & and the line separators escaped.
+// valid JSON, with <, >, & and the line separators escaped, and a byte
+// that is not UTF-8 written as U+FFFD. Runs that need no escape are
+// copied whole: the text shards of 100k snapshots are some 100 MB.
 func appendJSString(b *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029 || r == 0x7f:
-			b.WriteString(`\u`)
-			b.WriteByte(hex[r>>12&0xf])
-			b.WriteByte(hex[r>>8&0xf])
-			b.WriteByte(hex[r>>4&0xf])
-			b.WriteByte(hex[r&0xf])
-		default:
-			b.WriteRune(r)
+	done := 0 // s[done:i] is to be copied as it is
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if jsPlain[c] {
+				i++
+				continue
+			}
+			b.WriteString(s[done:i])
+			if c == '"' || c == '\\' {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			} else {
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&0xf])
+			}
+			i++
+			done = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x2028 || r == 0x2029:
+			b.WriteString(s[done:i])
+			b.WriteString(`\u202`)
+			b.WriteByte(hex[r&0xf])
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(s[done:i])
+			b.WriteRune(utf8.RuneError)
+		default:
+			i += size
+			continue
+		}
+		i += size
+		done = i
 	}
+	b.WriteString(s[done:])
 	b.WriteByte('"')
 }
+
+// jsPlain marks the ASCII bytes appendJSString copies as they are.
+var jsPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
