@@ -60,26 +60,36 @@ func escURL(b *bytes.Buffer, s string) {
 		b.WriteString("#ZgotmplZ")
 		return
 	}
+	done := 0 // s[done:i] is to be copied as it is
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
-			c == '-', c == '.', c == '_', c == '~',
-			c == '!', c == '#', c == '$', c == '*', c == ',', c == '/', c == ':', c == ';', c == '=', c == '?', c == '@', c == '[', c == ']':
-			b.WriteByte(c)
-		case c == '&':
+		if urlPlain[c] || c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			continue
+		}
+		b.WriteString(s[done:i])
+		done = i + 1
+		switch c {
+		case '&':
 			b.WriteString("&amp;")
-		case c == '+':
+		case '+':
 			b.WriteString("&#43;")
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			b.WriteByte(c)
 		default:
 			b.WriteByte('%')
 			b.WriteByte(hexDigits[c>>4])
 			b.WriteByte(hexDigits[c&15])
 		}
 	}
+	b.WriteString(s[done:])
 }
+
+// urlPlain marks the bytes escURL copies as they are; the rest are
+// escaped (a run of plain bytes is copied whole).
+var urlPlain = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!#$*,/:;=?@[]", byte(c)) >= 0
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

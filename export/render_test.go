@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/folio-archive/folio/templates"
@@ -167,4 +168,64 @@ func firstDiff(got, want []byte) string {
 	}
 	from := max(i-120, 0)
 	return "got:  ..." + string(got[from:min(i+120, len(got))]) + "\nwant: ..." + string(want[from:min(i+120, len(want))])
+}
+
+// escURLBytes is escURL byte by byte, as it was written first: the
+// reference the run-copying one must match.
+func escURLBytes(b *bytes.Buffer, s string) {
+	if protocol, _, ok := strings.Cut(s, ":"); ok && !strings.Contains(protocol, "/") &&
+		!strings.EqualFold(protocol, "http") && !strings.EqualFold(protocol, "https") && !strings.EqualFold(protocol, "mailto") {
+		b.WriteString("#ZgotmplZ")
+		return
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~',
+			c == '!', c == '#', c == '$', c == '*', c == ',', c == '/', c == ':', c == ';', c == '=', c == '?', c == '@', c == '[', c == ']':
+			b.WriteByte(c)
+		case c == '&':
+			b.WriteString("&amp;")
+		case c == '+':
+			b.WriteString("&#43;")
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		}
+	}
+}
+
+var escURLSeeds = []string{
+	"", "https://example.com/a/b?q=1&r=2#frag", "archive/users/a/snapshots/20240101/münchen.de/x/index.html",
+	"a b+c%20d%2", "%", "%4", "%41", "%zz", "javascript:alert(1)", "HTTP://X", "mailto:a@b", "data:x", "x/y:z",
+	"\x00\x7f\xff<>\"'`", "wget/example.com/index.html?a=[1]",
+}
+
+func TestEscURL(t *testing.T) {
+	for _, s := range escURLSeeds {
+		var got, want bytes.Buffer
+		escURL(&got, s)
+		escURLBytes(&want, s)
+		if got.String() != want.String() {
+			t.Errorf("escURL(%q) = %q, want %q", s, got.String(), want.String())
+		}
+	}
+}
+
+func FuzzEscURL(f *testing.F) {
+	for _, s := range escURLSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got, want bytes.Buffer
+		escURL(&got, s)
+		escURLBytes(&want, s)
+		if got.String() != want.String() {
+			t.Fatalf("escURL(%q) = %q, want %q", s, got.String(), want.String())
+		}
+	})
 }
