@@ -207,12 +207,7 @@ var escURLSeeds = []string{
 
 func TestEscURL(t *testing.T) {
 	for _, s := range escURLSeeds {
-		var got, want bytes.Buffer
-		escURL(&got, s)
-		escURLBytes(&want, s)
-		if got.String() != want.String() {
-			t.Errorf("escURL(%q) = %q, want %q", s, got.String(), want.String())
-		}
+		sameAsReference(t, "escURL", escURL, escURLBytes, s)
 	}
 }
 
@@ -221,11 +216,6 @@ func FuzzEscURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var got, want bytes.Buffer
-		escURL(&got, s)
-		escURLBytes(&want, s)
-		if got.String() != want.String() {
-			t.Fatalf("escURL(%q) = %q, want %q", s, got.String(), want.String())
-		}
+		sameAsReference(t, "escURL", escURL, escURLBytes, s)
 	})
 }

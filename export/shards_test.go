@@ -37,12 +37,9 @@ var jsStringSeeds = []string{
 
 func TestAppendJSString(t *testing.T) {
 	for _, s := range jsStringSeeds {
-		var got, want bytes.Buffer
+		sameAsReference(t, "appendJSString", appendJSString, jsStringRunes, s)
+		var got bytes.Buffer
 		appendJSString(&got, s)
-		jsStringRunes(&want, s)
-		if got.String() != want.String() {
-			t.Errorf("appendJSString(%q) = %s, want %s", s, got.String(), want.String())
-		}
 		var back string
 		if err := json.Unmarshal(got.Bytes(), &back); err != nil {
 			t.Errorf("appendJSString(%q) = %s: not JSON: %v", s, got.String(), err)
@@ -55,11 +52,18 @@ func FuzzAppendJSString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var got, want bytes.Buffer
-		appendJSString(&got, s)
-		jsStringRunes(&want, s)
-		if got.String() != want.String() {
-			t.Fatalf("appendJSString(%q) = %s, want %s", s, got.String(), want.String())
-		}
+		sameAsReference(t, "appendJSString", appendJSString, jsStringRunes, s)
 	})
+}
+
+// sameAsReference checks that esc writes s as ref, the form that wrote a
+// byte or rune at a time, does.
+func sameAsReference(t *testing.T, name string, esc, ref func(*bytes.Buffer, string), s string) {
+	t.Helper()
+	var got, want bytes.Buffer
+	esc(&got, s)
+	ref(&want, s)
+	if got.String() != want.String() {
+		t.Fatalf("%s(%q) = %q, want %q", name, s, got.String(), want.String())
+	}
 }
