@@ -163,7 +163,8 @@ func (s *site) writeTextShard(ctx context.Context, n int, items []item) error {
 // appendJSString writes s as a JavaScript string literal that is also
 // valid JSON, with <, >, & and the line separators escaped, and a byte
 // that is not UTF-8 written as U+FFFD. Runs that need no escape are
-// copied whole: the text shards of 100k snapshots are some 100 MB.
+// copied whole: the search and text shards of 100k snapshots hold some
+// 150 MB of such strings.
 func appendJSString(b *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	b.WriteByte('"')
