@@ -143,13 +143,11 @@ func (fs *folders) of(dir string) folderSeen {
 }
 
 // detach copies what the last export saw of each folder out of known,
-// whose state is about to be let go: m then holds every folder.
+// whose state is about to be let go: m then holds every folder. It
+// follows a look, which made m.
 func (fs *folders) detach() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.m == nil {
-		fs.m = map[uint64]folderSeen{}
-	}
 	for h, ss := range fs.known {
 		if _, ok := fs.m[h]; !ok {
 			fs.m[h] = folderSeen{sig: ss.Folder, ctime: ss.CTime}

@@ -15,21 +15,16 @@ import (
 // ArchiveBox's static export writes.
 const safeChars = "/@-._~!$&'()*+,;="
 
-var safeTable = func() (t [256]bool) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for i := 0; i < len(safeChars); i++ {
-		t[safeChars[i]] = true
+var safeTable = plainBytes(safeChars)
+
+// plainBytes marks ASCII letters and digits and the bytes of also: the
+// bytes an escaper keeps as they are.
+func plainBytes(also string) (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(also, byte(c)) >= 0
 	}
 	return t
-}()
+}
 
 // Quote percent-encodes p as Python's urllib.parse.quote(p, safe=safeChars)
 // does: every byte of the UTF-8 encoding outside the safe set becomes %XX,

@@ -84,12 +84,7 @@ func escURL(b *bytes.Buffer, s string) {
 
 // urlPlain marks the bytes escURL copies as they are; the rest are
 // escaped (a run of plain bytes is copied whole).
-var urlPlain = func() (t [256]bool) {
-	for c := 0; c < 256; c++ {
-		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!#$*,/:;=?@[]", byte(c)) >= 0
-	}
-	return t
-}()
+var urlPlain = plainBytes("-._~!#$*,/:;=?@[]")
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
