@@ -190,14 +190,17 @@ func DecodeSnapshotLine(line []byte) (Snapshot, bool) {
 	return decodeSnapshot(&r), true
 }
 
-// DecodeResultLine decodes one index.jsonl line as Index.Results decodes
-// it, and reports false when the line is not an ArchiveResult record.
-func DecodeResultLine(line []byte) (Result, bool) {
+// DecodeResultOutputs decodes of one index.jsonl line what
+// decodeOutputs does, as Index.Results decodes those fields, and reports
+// false when the line is not an ArchiveResult record. It is for readers
+// of what results made (an export renders thousands of snapshots a
+// second), which the process fields and times would cost a third more.
+func DecodeResultOutputs(line []byte) (Result, bool) {
 	var r rawRecord
 	if !r.scan(bytes.TrimSpace(line)) || r.kind() != TypeArchiveResult {
 		return Result{}, false
 	}
-	return decodeResult(&r), true
+	return decodeOutputs(&r), true
 }
 
 // Snapshot returns the first Snapshot record, which is the snapshot's

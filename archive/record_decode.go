@@ -146,26 +146,31 @@ func decodeSnapshot(r *rawRecord) Snapshot {
 }
 
 func decodeResult(r *rawRecord) Result {
-	res := Result{
-		ID:              stringValue(r.id),
-		SnapshotID:      compactID(stringValue(r.snapshotID)),
-		Plugin:          shortString(r.plugin),
-		HookName:        stringValue(r.hookName),
-		Status:          shortString(r.status),
-		OutputStr:       stringValue(r.outputStr),
-		StartTS:         decodeTime(r.startTS),
-		EndTS:           decodeTime(r.endTS),
-		OutputFiles:     decodeOutputFiles(r.outputFiles),
-		OutputSize:      decodeInt(r.outputSize),
-		OutputMimetypes: shortString(r.outputMimetypes),
-		Cmd:             decodeCmd(r.cmd),
-		CmdVersion:      stringValue(r.cmdVersion),
-		ProcessID:       stringValue(r.processID),
-		Pwd:             stringValue(r.pwd),
-		SchemaVersion:   shortString(r.schemaVersion),
-	}
+	res := decodeOutputs(r)
+	res.ID = stringValue(r.id)
+	res.SnapshotID = compactID(stringValue(r.snapshotID))
+	res.StartTS, res.EndTS = decodeTime(r.startTS), decodeTime(r.endTS)
+	res.OutputSize = decodeInt(r.outputSize)
+	res.OutputMimetypes = shortString(r.outputMimetypes)
+	res.Cmd, res.CmdVersion = decodeCmd(r.cmd), stringValue(r.cmdVersion)
+	res.ProcessID, res.Pwd = stringValue(r.processID), stringValue(r.pwd)
+	res.SchemaVersion = shortString(r.schemaVersion)
 	if r.outputJSON != nil && string(r.outputJSON) != "null" {
 		res.OutputJSON = append(json.RawMessage(nil), r.outputJSON...)
+	}
+	return res
+}
+
+// decodeOutputs reads the fields of an ArchiveResult record that say what
+// it made: its plugin (extractor in 0.7's records), hook_name, status,
+// output_str (0.7's output) and output_files.
+func decodeOutputs(r *rawRecord) Result {
+	res := Result{
+		Plugin:      shortString(r.plugin),
+		HookName:    stringValue(r.hookName),
+		Status:      shortString(r.status),
+		OutputStr:   stringValue(r.outputStr),
+		OutputFiles: decodeOutputFiles(r.outputFiles),
 	}
 	if res.Plugin == "" {
 		res.Plugin = shortString(r.extractor)

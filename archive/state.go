@@ -121,23 +121,57 @@ func StateOf(s Snapshot, results []Result) string {
 // without a hook name only when no record of its plugin with one comes
 // after it.
 func Standing(results []Result) []Result {
+	if len(results) > standingScan {
+		return standingByMap(results)
+	}
+	out := make([]Result, 0, len(results))
+	for i := range results {
+		if !superseded(results, i) {
+			out = append(out, results[i])
+		}
+	}
+	return out
+}
+
+// standingScan is the most results Standing compares pairwise; a
+// snapshot has a result or two per plugin, and two maps cost more than
+// the comparisons up to about this many.
+const standingScan = 32
+
+// superseded reports whether a later record replaces results[i]: one of
+// the same plugin and hook name, or, for a record without a hook name,
+// any later one of its plugin.
+func superseded(results []Result, i int) bool {
+	r := &results[i]
+	for j := i + 1; j < len(results); j++ {
+		if o := &results[j]; o.Plugin == r.Plugin && (r.HookName == "" || o.HookName == r.HookName) {
+			return true
+		}
+	}
+	return false
+}
+
+// standingByMap is Standing for many results.
+func standingByMap(results []Result) []Result {
 	last := make(map[[2]string]int, len(results))
 	hooked := make(map[string]int, len(results)) // plugin -> its last record with a hook name
-	for i, r := range results {
+	for i := range results {
+		r := &results[i]
 		last[[2]string{r.Plugin, r.HookName}] = i
 		if r.HookName != "" {
 			hooked[r.Plugin] = i
 		}
 	}
 	out := make([]Result, 0, len(last))
-	for i, r := range results {
+	for i := range results {
+		r := &results[i]
 		if last[[2]string{r.Plugin, r.HookName}] != i {
 			continue
 		}
 		if h, ok := hooked[r.Plugin]; r.HookName == "" && ok && h > i {
 			continue
 		}
-		out = append(out, r)
+		out = append(out, *r)
 	}
 	return out
 }

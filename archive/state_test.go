@@ -1,6 +1,9 @@
 package archive_test
 
 import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/folio-archive/folio/archive"
@@ -60,6 +63,37 @@ func TestState(t *testing.T) {
 		}
 		if s := archive.StateOf(archive.Snapshot{Status: c.status}, standing); s != got {
 			t.Errorf("%s: state of the standing results %q, of all %q", c.name, s, got)
+		}
+	}
+}
+
+// TestStandingAtAnyLength checks Standing against its definition on
+// random records, below and above the length where it stops comparing
+// records pairwise.
+func TestStandingAtAnyLength(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	plugins, hooks := []string{"wget", "dom", "screenshot"}, []string{"", "h1", "h2"}
+	for round := 0; round < 2000; round++ {
+		results := make([]archive.Result, rng.IntN(70))
+		for i := range results {
+			results[i] = archive.Result{Plugin: plugins[rng.IntN(3)], HookName: hooks[rng.IntN(3)], OutputStr: strconv.Itoa(i)}
+		}
+		// A record stands unless a later one has its plugin and hook
+		// name, or, when it has no hook name, its plugin and a hook name.
+		var want []archive.Result
+		for i, r := range results {
+			stands := true
+			for _, o := range results[i+1:] {
+				if o.Plugin == r.Plugin && (o.HookName == r.HookName || r.HookName == "" && o.HookName != "") {
+					stands = false
+				}
+			}
+			if stands {
+				want = append(want, r)
+			}
+		}
+		if got := archive.Standing(results); !slices.EqualFunc(got, want, func(a, b archive.Result) bool { return a.OutputStr == b.OutputStr }) {
+			t.Fatalf("%d records: standing %v, want %v", len(results), got, want)
 		}
 	}
 }

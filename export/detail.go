@@ -115,9 +115,10 @@ func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
 
 var resultMarker = []byte(`"ArchiveResult"`)
 
-// parseResults decodes the ArchiveResult records of an index.jsonl with
-// archive's decoder, as Index.Results would, looking only at the lines
-// that can be results (Process and Binary lines are skipped unread).
+// parseResults decodes what the ArchiveResult records of an index.jsonl
+// made (archive.DecodeResultOutputs), as Index.Results would, looking
+// only at the lines that can be results (Process and Binary lines are
+// skipped unread).
 func parseResults(data []byte) []archive.Result {
 	var out []archive.Result
 	for len(data) > 0 {
@@ -130,7 +131,7 @@ func parseResults(data []byte) []archive.Result {
 		if !bytes.Contains(line, resultMarker) {
 			continue
 		}
-		r, ok := archive.DecodeResultLine(line)
+		r, ok := archive.DecodeResultOutputs(line)
 		if !ok {
 			continue
 		}
