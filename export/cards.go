@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +54,11 @@ func (f *files) cardText(o output) string {
 	if e := ext(ref.Rel); e != "txt" && e != "md" {
 		return ""
 	}
-	data, err := readHead(ref.Disk, excerptBytes, ref.Size)
+	dirfd, p := unix.AT_FDCWD, ref.Disk
+	if rel, ok := strings.CutPrefix(p, f.abs+string(filepath.Separator)); ok && f.held {
+		dirfd, p = f.dirfd, rel
+	}
+	data, err := readHead(dirfd, p, excerptBytes, ref.Size)
 	if err != nil {
 		return ""
 	}
@@ -79,10 +84,11 @@ func cutPartialRune(data []byte) []byte {
 	return data
 }
 
-// readHead reads at most n bytes from the start of the regular file p of
-// size bytes (its stat's), never through a symlink.
-func readHead(p string, n int, size int64) ([]byte, error) {
-	fd, err := rawsys.Openat(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+// readHead reads at most n bytes from the start of the regular file p
+// (below the open folder dirfd) of size bytes (its stat's), never through
+// a symlink.
+func readHead(dirfd int, p string, n int, size int64) ([]byte, error) {
+	fd, err := rawsys.Openat(dirfd, p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}

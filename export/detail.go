@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/folio-archive/folio/archive"
 )
 
@@ -31,8 +33,9 @@ func (s *site) snapshot(it *item, dirty bool, cached int64, from string, rv *row
 	if ok {
 		testEvent("row from cache")
 	} else {
-		snap, results = s.records(it)
 		f := s.files(it.Dir)
+		defer f.close()
+		snap, results = s.records(it, f)
 		in = rowInputs{outs: f.discover(snap.URL, results), f: f}
 		row = s.rows.put(it.Dir, it.own, in)
 	}
@@ -89,20 +92,25 @@ func (s *site) writeSnapshot(it *item, snap *archive.Snapshot, results []archive
 
 // detail writes the page of a deferred snapshot.
 func (s *site) detail(it *item) (snapState, error) {
-	snap, results := s.records(it)
 	f := s.files(it.Dir)
+	defer f.close()
+	snap, results := s.records(it, f)
 	return s.writeSnapshot(it, &snap, results, f, f.discover(snap.URL, results))
 }
 
 // records returns the snapshot's record (from the catalog, which the
 // export brought up to date with the tree) and its results, read from the
-// folder itself: the tree is the truth, and a catalog row does not carry
-// every field of output_files.
-func (s *site) records(it *item) (archive.Snapshot, []archive.Result) {
+// folder itself (f's): the tree is the truth, and a catalog row does not
+// carry every field of output_files.
+func (s *site) records(it *item, f *files) (archive.Snapshot, []archive.Result) {
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		if data, err := readFile(filepath.Join(dir, archive.IndexFile), -1); err == nil {
+		dirfd, p := unix.AT_FDCWD, filepath.Join(dir, archive.IndexFile)
+		if f.held {
+			dirfd, p = f.dirfd, archive.IndexFile
+		}
+		if data, err := readFileAt(dirfd, p, -1); err == nil {
 			return it.Snapshot, parseResults(data)
 		}
 	case archive.LegacyIndexFile:

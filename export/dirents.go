@@ -19,11 +19,27 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &
 // folder (os.NewFile asks whether the descriptor is non-blocking), and an
 // export lists two or three folders per snapshot.
 func readDir(path string) ([]fs.DirEntry, error) {
-	fd, err := rawsys.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	return readDirAt(unix.AT_FDCWD, path, path)
+}
+
+// readDirAt is readDir of name below the open folder dirfd; path is the
+// folder's absolute path, which errors and the entries' Info use.
+func readDirAt(dirfd int, name, path string) ([]fs.DirEntry, error) {
+	fd, err := openDir(dirfd, name)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer rawsys.Close(fd)
+	return listDir(fd, path)
+}
+
+// openDir opens the folder name below dirfd, not through a symlink.
+func openDir(dirfd int, name string) (int, error) {
+	return rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+}
+
+// listDir lists the open folder fd (at path) from where its offset is.
+func listDir(fd int, path string) ([]fs.DirEntry, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp

@@ -118,7 +118,8 @@ func (f *files) walk(dir string, limit int) []string {
 		if depth > 4 || len(names) >= limit {
 			return
 		}
-		entries, err := readDir(filepath.Join(f.abs, filepath.FromSlash(rel)))
+		dirfd, p := f.at(rel)
+		entries, err := readDirAt(dirfd, p, filepath.Join(f.abs, filepath.FromSlash(rel)))
 		if err != nil {
 			return
 		}
@@ -178,7 +179,7 @@ func (f *files) hashed(want map[string]bool) []output {
 	if f.absent(archive.HashesFile) {
 		return nil
 	}
-	data, err := readFile(filepath.Join(f.abs, filepath.FromSlash(archive.HashesFile)), hashesLimit)
+	data, err := f.read(archive.HashesFile, hashesLimit)
 	if err != nil {
 		return nil
 	}

@@ -904,3 +904,26 @@ func TestTemplateOverride(t *testing.T) {
 		t.Fatalf("root page: %.80q, %v", root, err)
 	}
 }
+
+// TestExportLetsGoOfFolders checks that the snapshot folders an export
+// holds open while it makes their pages are closed again.
+func TestExportLetsGoOfFolders(t *testing.T) {
+	c, _ := generated(t, 60, 7)
+	openFDs := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	run(t, export.Options{Collection: c, Full: true}) // the runtime's own descriptors opened
+	before := openFDs()
+	for range 3 {
+		if st := run(t, export.Options{Collection: c, Full: true}); st.Same+st.Written != 60 {
+			t.Fatalf("pages rendered: %+v, want all 60", st)
+		}
+	}
+	if after := openFDs(); after > before+2 {
+		t.Errorf("%d descriptors open after three exports of 60 snapshots, %d before", after, before)
+	}
+}

@@ -120,6 +120,30 @@ type files struct {
 	// names a mirror's folder with --restrict-file-names=windows, set by
 	// discover: a top-level folder of either name is 0.7's wget mirror.
 	host, hostPort string
+	// dirfd is the snapshot folder, held open (held) from its listing
+	// until close while its page and row are made: the files in it are
+	// looked up relative to it, one or two components where the absolute
+	// path has a dozen (a dozen lookups a snapshot in an export).
+	dirfd int
+	held  bool
+}
+
+// at returns what rel (slash, relative to the snapshot folder, its
+// components checked by the caller) is looked up by: the folder held
+// open and rel, else the current directory and the absolute path.
+func (f *files) at(rel string) (int, string) {
+	if f.held {
+		return f.dirfd, filepath.FromSlash(rel)
+	}
+	return unix.AT_FDCWD, filepath.Join(f.abs, filepath.FromSlash(rel))
+}
+
+// close lets go of the folder held open.
+func (f *files) close() {
+	if f.held {
+		f.held = false
+		rawsys.Close(f.dirfd)
+	}
 }
 
 func newFiles(root, dir string) *files {
@@ -146,7 +170,12 @@ func (f *files) list() []fs.DirEntry {
 // fifo or a file of more than limit bytes (limit < 0: any size) is not
 // read.
 func readFile(path string, limit int64) ([]byte, error) {
-	fd, st, err := archive.OpenRegular(path, true)
+	return readFileAt(unix.AT_FDCWD, path, limit)
+}
+
+// readFileAt is readFile of path below the open folder dirfd.
+func readFileAt(dirfd int, path string, limit int64) ([]byte, error) {
+	fd, st, err := archive.OpenRegularAt(dirfd, path, true)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +188,16 @@ func readFile(path string, limit int64) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
 	return data, nil
+}
+
+// read reads the file rel (slash, relative to the snapshot folder) as
+// readFile does.
+func (f *files) read(rel string, limit int64) ([]byte, error) {
+	if f.abs == "" {
+		return nil, fs.ErrNotExist
+	}
+	dirfd, p := f.at(rel)
+	return readFileAt(dirfd, p, limit)
 }
 
 // get resolves rel (relative to the snapshot folder) with Resolve, links
@@ -190,7 +229,7 @@ func (f *files) inFolder(rel string) (*Ref, bool) {
 	if !ok || strings.Contains(rel, "?") || !layout.Component(top) || !f.realDir(top) {
 		return nil, false
 	}
-	disk := f.abs + string(filepath.Separator) + top
+	dirfd, disk := f.at(top)
 	for {
 		name, more, deeper := strings.Cut(rest, "/")
 		if !layout.Component(name) {
@@ -198,7 +237,7 @@ func (f *files) inFolder(rel string) (*Ref, bool) {
 		}
 		disk += string(filepath.Separator) + name
 		var st unix.Stat_t
-		switch err := rawsys.Lstatat(unix.AT_FDCWD, disk, &st); {
+		switch err := rawsys.Lstatat(dirfd, disk, &st); {
 		case err == unix.ENOENT:
 			return nil, true
 		case err != nil:
@@ -238,7 +277,8 @@ func (f *files) absent(rel string) bool {
 // but checking the folders above it for symlinks once per export (each
 // folder down to the date folder, which holds many snapshots, is looked
 // at once), then the one below with an lstat; the snapshot folder itself
-// is opened without following a link and listed, which checks it too.
+// is opened without following a link and listed, which checks it too,
+// and held open until the caller closes the files.
 func (s *site) files(dir string) *files {
 	parent := path.Dir(dir)
 	grand := path.Dir(parent)
@@ -260,7 +300,15 @@ func (s *site) files(dir string) *files {
 		return newFiles(s.src, dir)
 	}
 	abs += string(filepath.Separator) + path.Base(dir)
-	entries, err := readDir(abs)
+	fd, err := openDir(unix.AT_FDCWD, abs)
+	var entries []fs.DirEntry
+	if err == nil {
+		if entries, err = listDir(fd, abs); err != nil {
+			rawsys.Close(fd)
+		}
+	} else {
+		err = &os.PathError{Op: "open", Path: abs, Err: err}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.abs = filepath.Join(s.src, filepath.FromSlash(dir))
@@ -269,6 +317,7 @@ func (s *site) files(dir string) *files {
 		return newFiles(s.src, dir)
 	}
 	f.abs, f.entries, f.listed = abs, entries, true
+	f.dirfd, f.held = fd, true
 	return f
 }
 
