@@ -2,7 +2,9 @@ package export
 
 import (
 	"context"
+	"errors"
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 	"github.com/folio-archive/folio/gen"
 )
 
@@ -185,5 +188,50 @@ func TestOnePass(t *testing.T) {
 		if got := read(m.Snapshots[i].Dir + "/" + RootPage); got != incremental[m.Snapshots[i].Dir] {
 			t.Errorf("%s: the incremental page differs from a full export's", m.Snapshots[i].Dir)
 		}
+	}
+}
+
+// TestEachAhead checks that eachAhead hands over the selection in the
+// catalog's order, and that an error of its callback ends it with that
+// error, the catalog's reader not left waiting.
+func TestEachAhead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := gen.Current(dir, gen.Options{N: 3*aheadBatch + 17, Seed: 9, NoSync: true, Minimal: true}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cat, err := catalog.Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if _, err := cat.Reindex(ctx, catalog.ReindexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	if err := cat.Each(ctx, catalog.Query{}, func(e catalog.Entry) error { want = append(want, e.Dir); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s := &site{cat: cat}
+	if err := s.eachAhead(ctx, catalog.Query{}, func(e *catalog.Entry) error { got = append(got, e.Dir); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("eachAhead handed over %d entries, not the %d of Each in its order", len(got), len(want))
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = s.eachAhead(ctx, catalog.Query{}, func(*catalog.Entry) error {
+		if n++; n == aheadBatch+5 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != aheadBatch+5 {
+		t.Fatalf("after the callback's error: %v, %d calls", err, n)
 	}
 }
