@@ -356,6 +356,7 @@ type site struct {
 	folders        folders
 	foldersChanged []string
 	last           *state // the previous export's state even when it is not used (--full): what to clean up
+	stateID        fileID // of the state file last was read from (or kept for)
 	next           *state
 	statePth       string
 
@@ -444,6 +445,7 @@ func (s *site) takeState() error {
 	if prev == nil {
 		return nil
 	}
+	s.stateID, _ = fileIDOf(s.statePth)
 	s.next.RowBase = prev.RowBase
 	if !s.opts.Full && prev.Key == s.key {
 		s.prev = prev
@@ -752,9 +754,20 @@ func (s *site) writeState() error {
 	if err := s.fault("state", s.statePth); err != nil {
 		return err
 	}
+	d := s.next.digest()
+	if last := s.last; last != nil && !last.unsaved && last.disk == d {
+		if id, ok := fileIDOf(s.statePth); ok && id == s.stateID {
+			// The file holds this state already (nothing changed).
+			testEvent("state unchanged")
+			s.next.disk = d
+			s.opts.Cache.keep(s.statePth, s.next)
+			return nil
+		}
+	}
 	if err := s.next.write(s.statePth); err != nil {
 		return err
 	}
+	s.next.disk = d
 	s.opts.Cache.keep(s.statePth, s.next)
 	return nil
 }

@@ -115,26 +115,45 @@ func TestUnderAny(t *testing.T) {
 
 // TestStateCache: an export given the Cache of the previous one takes its
 // state from memory, and reads the file again once another export (here
-// one without the cache) has written it.
+// one without the cache) has written it. An export that changes nothing
+// leaves the state file as it is, and the cache still holds what it does.
 func TestStateCache(t *testing.T) {
-	_, _, c := generatedIn(t, 6, 4)
-	reads := 0
+	dir, m, c := generatedIn(t, 6, 4)
+	reads, unchanged := 0, 0
 	testEvent = func(e string) {
-		if e == "read state" {
+		switch e {
+		case "read state":
 			reads++
+		case "state unchanged":
+			unchanged++
 		}
 	}
 	defer func() { testEvent = func(string) {} }()
+	statePath := c.Path(archive.StateDir + "/export/in-place.state")
 	cache := &Cache{}
+	var id fileID
 	for i, step := range []struct {
-		cache *Cache
-		reads int // state files read, in all
-	}{{cache, 0}, {cache, 0}, {cache, 0}, {nil, 1}, {cache, 2}, {cache, 2}} {
+		cache     *Cache
+		change    bool // a file put in a snapshot folder before the export
+		reads     int  // state files read, in all
+		unchanged int  // exports that left the state file as it was, in all
+	}{{cache, false, 0, 0}, {cache, false, 0, 1}, {nil, false, 1, 2}, {cache, false, 1, 3},
+		{nil, true, 2, 3}, {cache, false, 3, 4}, {cache, false, 3, 5}} {
+		if step.change {
+			note := filepath.Join(dir, filepath.FromSlash(m.Snapshots[0].Dir), "note.txt")
+			if err := os.WriteFile(note, []byte("by hand"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := Run(context.Background(), Options{Collection: c, Cache: step.cache}, archive.Discard); err != nil {
 			t.Fatal(err)
 		}
-		if reads != step.reads {
-			t.Fatalf("export %d: %d state files read in all, want %d", i+1, reads, step.reads)
+		if reads != step.reads || unchanged != step.unchanged {
+			t.Fatalf("export %d: %d state files read and %d left as they were in all, want %d and %d", i+1, reads, unchanged, step.reads, step.unchanged)
+		}
+		was := id
+		if id, _ = fileIDOf(statePath); i > 0 && (id != was) != step.change {
+			t.Fatalf("export %d: state file written again: %v, want %v", i+1, id != was, step.change)
 		}
 	}
 }

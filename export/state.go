@@ -39,6 +39,38 @@ type state struct {
 	// the state differs from the file.
 	pending map[uint64]splice
 	unsaved bool
+	// disk is the digest of the state file this state was read from or
+	// last written to, 0 for none; changes made in memory since leave
+	// it as it was.
+	disk uint64
+}
+
+// digest sums what the state holds, whatever the order of its snapshots
+// (the file lists them in the map's order): a state whose digest is the
+// file's holds what the file does, and an export about to write again
+// the state it read (nothing changed at all) leaves the file as it is.
+// The map's key stands for each snapshot's Dir, whose hash it is.
+func (st *state) digest() uint64 {
+	h := mixWords(0x9e3779b97f4a7c15, st.Key, st.Total, uint64(st.ManifestSize), uint64(st.ManifestMTime), st.Select,
+		uint64(st.Catalog.N), hashString(st.Catalog.Epoch), uint64(st.RowBase), uint64(len(st.Pages)), uint64(len(st.Snaps)))
+	h = mixWords(h, st.Pages...)
+	var sum uint64
+	for k, s := range st.Snaps {
+		sum += mixWords(k, s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len), uint64(s.Files), uint64(s.Bytes),
+			uint64(s.Sort), s.Folder, uint64(s.CTime), uint64(s.Row), uint64(s.Page), uint64(boolByte(s.Archived)))
+	}
+	return max(1, mixWords(h, sum)) // (0 stands for no file)
+}
+
+// mixWords folds words into h, each step a bijection of the word for a
+// given h: one word changed changes the result.
+func mixWords(h uint64, words ...uint64) uint64 {
+	for _, w := range words {
+		h ^= w
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+	}
+	return h
 }
 
 // held reports whether the manifest on disk holds the record of the
@@ -204,7 +236,11 @@ func decodeState(data []byte) (*state, bool) {
 		}
 		st.Snaps[hashString(ss.Dir)] = ss
 	}
-	return st, !r.bad && len(r.b) == 0
+	if r.bad || len(r.b) != 0 {
+		return nil, false
+	}
+	st.disk = st.digest()
+	return st, true
 }
 
 func (st *state) write(path string) error {
