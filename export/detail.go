@@ -106,11 +106,11 @@ func (s *site) records(it *item, f *files) (archive.Snapshot, []archive.Result) 
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		dirfd, p := unix.AT_FDCWD, filepath.Join(dir, archive.IndexFile)
-		if f.held {
-			dirfd, p = f.dirfd, archive.IndexFile
+		data, err := f.read(archive.IndexFile, -1)
+		if f.abs == "" { // (no outputs are linked from it, but its records are shown)
+			data, err = readFileAt(unix.AT_FDCWD, filepath.Join(dir, archive.IndexFile), -1)
 		}
-		if data, err := readFileAt(dirfd, p, -1); err == nil {
+		if err == nil {
 			return it.Snapshot, parseResults(data)
 		}
 	case archive.LegacyIndexFile:

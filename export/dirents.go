@@ -25,17 +25,25 @@ func readDir(path string) ([]fs.DirEntry, error) {
 // readDirAt is readDir of name below the open folder dirfd; path is the
 // folder's absolute path, which errors and the entries' Info use.
 func readDirAt(dirfd int, name, path string) ([]fs.DirEntry, error) {
-	fd, err := openDir(dirfd, name)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	fd, entries, err := openListed(dirfd, name, path)
+	if err == nil {
+		rawsys.Close(fd)
 	}
-	defer rawsys.Close(fd)
-	return listDir(fd, path)
+	return entries, err
 }
 
-// openDir opens the folder name below dirfd, not through a symlink.
-func openDir(dirfd int, name string) (int, error) {
-	return rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+// openListed is readDirAt that leaves the folder open: the caller closes
+// fd (when err is nil).
+func openListed(dirfd int, name, path string) (fd int, entries []fs.DirEntry, err error) {
+	fd, err = rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	if err != nil {
+		return -1, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if entries, err = listDir(fd, path); err != nil {
+		rawsys.Close(fd)
+		return -1, nil, err
+	}
+	return fd, entries, nil
 }
 
 // listDir lists the open folder fd (at path) from where its offset is.

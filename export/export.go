@@ -746,6 +746,13 @@ func fileURL(p string) string {
 
 // writeState writes the next state to the state file and keeps it in the
 // cache.
+// stateStill reports whether the state file is still the one takeState
+// read.
+func (s *site) stateStill() bool {
+	id, ok := fileIDOf(s.statePth)
+	return ok && id == s.stateID
+}
+
 func (s *site) writeState() error {
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return fmt.Errorf("export: %w", err)
@@ -755,16 +762,9 @@ func (s *site) writeState() error {
 		return err
 	}
 	d := s.next.digest()
-	if last := s.last; last != nil && !last.unsaved && last.disk == d {
-		if id, ok := fileIDOf(s.statePth); ok && id == s.stateID {
-			// The file holds this state already (nothing changed).
-			testEvent("state unchanged")
-			s.next.disk = d
-			s.opts.Cache.keep(s.statePth, s.next)
-			return nil
-		}
-	}
-	if err := s.next.write(s.statePth); err != nil {
+	if last := s.last; last != nil && !last.unsaved && last.disk == d && s.stateStill() {
+		testEvent("state unchanged") // the file holds this state already
+	} else if err := s.next.write(s.statePth); err != nil {
 		return err
 	}
 	s.next.disk = d

@@ -165,15 +165,10 @@ func (f *files) list() []fs.DirEntry {
 	return f.entries
 }
 
-// readFile is os.ReadFile with raw system calls, without the poller
-// registration os.Open attempts, for a regular file only: a symlink, a
-// fifo or a file of more than limit bytes (limit < 0: any size) is not
-// read.
-func readFile(path string, limit int64) ([]byte, error) {
-	return readFileAt(unix.AT_FDCWD, path, limit)
-}
-
-// readFileAt is readFile of path below the open folder dirfd.
+// readFileAt is os.ReadFile of path below the open folder dirfd (or
+// unix.AT_FDCWD) with raw system calls, without the poller registration
+// os.Open attempts, for a regular file only: a symlink, a fifo or a file
+// of more than limit bytes (limit < 0: any size) is not read.
 func readFileAt(dirfd int, path string, limit int64) ([]byte, error) {
 	fd, st, err := archive.OpenRegularAt(dirfd, path, true)
 	if err != nil {
@@ -191,7 +186,7 @@ func readFileAt(dirfd int, path string, limit int64) ([]byte, error) {
 }
 
 // read reads the file rel (slash, relative to the snapshot folder) as
-// readFile does.
+// readFileAt does.
 func (f *files) read(rel string, limit int64) ([]byte, error) {
 	if f.abs == "" {
 		return nil, fs.ErrNotExist
@@ -300,15 +295,7 @@ func (s *site) files(dir string) *files {
 		return newFiles(s.src, dir)
 	}
 	abs += string(filepath.Separator) + path.Base(dir)
-	fd, err := openDir(unix.AT_FDCWD, abs)
-	var entries []fs.DirEntry
-	if err == nil {
-		if entries, err = listDir(fd, abs); err != nil {
-			rawsys.Close(fd)
-		}
-	} else {
-		err = &os.PathError{Op: "open", Path: abs, Err: err}
-	}
+	fd, entries, err := openListed(unix.AT_FDCWD, abs, abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.abs = filepath.Join(s.src, filepath.FromSlash(dir))

@@ -51,15 +51,25 @@ type state struct {
 // the state it read (nothing changed at all) leaves the file as it is.
 // The map's key stands for each snapshot's Dir, whose hash it is.
 func (st *state) digest() uint64 {
+	var sum uint64
+	for k, s := range st.Snaps {
+		sum += s.digest(k)
+	}
+	return st.digestWith(sum)
+}
+
+// digestWith is digest given the sum of the snapshots' digests.
+func (st *state) digestWith(sum uint64) uint64 {
 	h := mixWords(0x9e3779b97f4a7c15, st.Key, st.Total, uint64(st.ManifestSize), uint64(st.ManifestMTime), st.Select,
 		uint64(st.Catalog.N), hashString(st.Catalog.Epoch), uint64(st.RowBase), uint64(len(st.Pages)), uint64(len(st.Snaps)))
 	h = mixWords(h, st.Pages...)
-	var sum uint64
-	for k, s := range st.Snaps {
-		sum += mixWords(k, s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len), uint64(s.Files), uint64(s.Bytes),
-			uint64(s.Sort), s.Folder, uint64(s.CTime), uint64(s.Row), uint64(s.Page), uint64(boolByte(s.Archived)))
-	}
 	return max(1, mixWords(h, sum)) // (0 stands for no file)
+}
+
+// digest is one snapshot's part of its state's digest; k is the map's key.
+func (s *snapState) digest(k uint64) uint64 {
+	return mixWords(k, s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len), uint64(s.Files), uint64(s.Bytes),
+		uint64(s.Sort), s.Folder, uint64(s.CTime), uint64(s.Row), uint64(s.Page), uint64(boolByte(s.Archived)))
 }
 
 // mixWords folds words into h, each step a bijection of the word for a
@@ -227,6 +237,7 @@ func decodeState(data []byte) (*state, bool) {
 		st.Pages[i] = r.u64()
 	}
 	st.Snaps = make(map[uint64]snapState, snaps)
+	var sum uint64 // of the snapshots' digests, summed here rather than over the map
 	for range snaps {
 		ss := snapState{FP: r.u64(), Own: r.u64(), URL: r.u64(), Sig: r.u64(), Off: r.i64(), Len: r.i64(),
 			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Folder: r.u64(), CTime: r.i64(), Row: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
@@ -234,12 +245,16 @@ func decodeState(data []byte) (*state, bool) {
 		if r.bad {
 			return nil, false
 		}
-		st.Snaps[hashString(ss.Dir)] = ss
+		k := hashString(ss.Dir)
+		st.Snaps[k] = ss
+		sum += ss.digest(k)
 	}
 	if r.bad || len(r.b) != 0 {
 		return nil, false
 	}
-	st.disk = st.digest()
+	if len(st.Snaps) == int(snaps) { // (a folder listed twice: the digest is not known)
+		st.disk = st.digestWith(sum)
+	}
 	return st, true
 }
 
