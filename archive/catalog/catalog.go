@@ -24,6 +24,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -227,6 +228,41 @@ func removeCatalog(path string) error {
 	return nil
 }
 
+// pageSize is the page size of a catalog folio creates, four times
+// SQLite's default. A catalog is written in bulk (a reindex into an empty
+// one) and read in long runs (list, the export's stream, a walk's stored
+// stamps), and 16 KiB pages make a quarter of the WAL frames to write and
+// checkpoint and B-trees a level shallower: at 100k snapshots a reindex
+// into an empty catalog took 0.88x the time (CPU 0.92x), with capture
+// text 0.86x, and list --jsonl 0.87x, while a search and a reindex after
+// one change took the same. (64 KiB pages were faster still in bulk but
+// write a whole 64 KiB page for every row a watcher changes.) SQLite
+// cannot change the page size of a file in WAL mode, so a catalog made
+// before keeps 4 KiB pages until it is rebuilt.
+const pageSize = 16384
+
+// create makes the catalog file path, empty, with pageSize pages and in
+// WAL mode. The driver runs a DSN's pragmas in lexical order, so with
+// dsn's journal_mode would write the file's header, at the default page
+// size, before page_size ran. A process creating the file at the same
+// time does the same; whichever comes second finds the header written and
+// changes nothing.
+func create(ctx context.Context, path string) error {
+	v := url.Values{}
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+v.Encode())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return db.Close()
+}
+
 func dsn(path string, mapped bool) string {
 	v := url.Values{}
 	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
@@ -253,6 +289,11 @@ func (u unusable) Error() string { return u.err.Error() }
 func (u unusable) Unwrap() error { return u.err }
 
 func open(ctx context.Context, c *archive.Collection, path string, mapped bool) (*Catalog, error) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := create(ctx, path); err != nil {
+			return nil, err
+		}
+	}
 	db, err := sql.Open("sqlite", dsn(path, mapped))
 	if err != nil {
 		return nil, err
