@@ -228,12 +228,15 @@ func removeCatalog(path string) error {
 	return nil
 }
 
+// busyPragma sets busyTimeout on each connection.
+var busyPragma = "busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")"
+
 // pageSize is the page size of a catalog folio creates, four times
 // SQLite's default. A catalog is written in bulk (a reindex into an empty
 // one) and read in long runs (list, the export's stream, a walk's stored
 // stamps), and 16 KiB pages make a quarter of the WAL frames to write and
 // checkpoint and B-trees a level shallower: at 100k snapshots a reindex
-// into an empty catalog took 0.88x the time (CPU 0.92x), with capture
+// into an empty catalog took 0.89x the time (CPU 0.93x), with capture
 // text 0.86x, and list --jsonl 0.87x, while a search and a reindex after
 // one change took the same. (64 KiB pages were faster still in bulk but
 // write a whole 64 KiB page for every row a watcher changes.) SQLite
@@ -249,23 +252,23 @@ const pageSize = 16384
 // changes nothing.
 func create(ctx context.Context, path string) error {
 	v := url.Values{}
-	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", busyPragma)
 	v.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+v.Encode())
+	db, err := sql.Open("sqlite", fileDSN(path, v))
 	if err != nil {
-		return err
+		return fmt.Errorf("create: %w", err)
 	}
 	defer db.Close()
-	var mode string
+	var mode string // the journal mode the file is in after the pragma
 	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+		return fmt.Errorf("create: %w", err)
 	}
 	return db.Close()
 }
 
 func dsn(path string, mapped bool) string {
 	v := url.Values{}
-	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", busyPragma)
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "synchronous(NORMAL)")
 	v.Add("_pragma", "cache_size(-16384)")
@@ -278,7 +281,12 @@ func dsn(path string, mapped bool) string {
 	// than kept at its largest while a watcher holds the catalog open.
 	v.Add("_pragma", "journal_size_limit(67108864)")
 	v.Add("_txlock", "immediate")
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
+	return fileDSN(path, v)
+}
+
+// fileDSN is the driver's name for the file path opened with params.
+func fileDSN(path string, params url.Values) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params.Encode()
 }
 
 // unusable marks a catalog file that must be deleted and rebuilt: another
