@@ -106,8 +106,11 @@ func (s *site) records(it *item, f *files) (archive.Snapshot, []archive.Result) 
 	dir := filepath.Join(s.src, filepath.FromSlash(it.Dir))
 	switch it.IndexFile {
 	case archive.IndexFile:
-		data, err := f.read(archive.IndexFile, -1)
-		if f.abs == "" { // (no outputs are linked from it, but its records are shown)
+		var data []byte
+		var err error
+		if f.abs != "" {
+			data, err = f.read(archive.IndexFile, -1)
+		} else { // no outputs are linked from it, but its records are shown
 			data, err = readFileAt(unix.AT_FDCWD, filepath.Join(dir, archive.IndexFile), -1)
 		}
 		if err == nil {

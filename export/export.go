@@ -744,8 +744,6 @@ func fileURL(p string) string {
 	return "file://" + Quote(filepath.ToSlash(p))
 }
 
-// writeState writes the next state to the state file and keeps it in the
-// cache.
 // stateStill reports whether the state file is still the one takeState
 // read.
 func (s *site) stateStill() bool {
@@ -753,6 +751,8 @@ func (s *site) stateStill() bool {
 	return ok && id == s.stateID
 }
 
+// writeState writes the next state to the state file and keeps it in the
+// cache.
 func (s *site) writeState() error {
 	if err := os.MkdirAll(filepath.Dir(s.statePth), 0o755); err != nil {
 		return fmt.Errorf("export: %w", err)

@@ -195,11 +195,8 @@ func openCatalog(ctx context.Context, c *archive.Collection, mapped bool) (*Cata
 	if err := os.MkdirAll(c.Path(archive.StateDir), 0o755); err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	_, statErr := os.Stat(path)
-	existed := statErr == nil
 	cat, err := open(ctx, c, path, mapped)
 	if err == nil {
-		cat.Rebuilt = !existed
 		return cat, nil
 	}
 	var bad unusable
@@ -215,7 +212,6 @@ func openCatalog(ctx context.Context, c *archive.Collection, mapped bool) (*Cata
 	if err2 != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", path, err2)
 	}
-	cat.Rebuilt = true
 	return cat, nil
 }
 
@@ -259,8 +255,7 @@ func create(ctx context.Context, path string) error {
 		return fmt.Errorf("create: %w", err)
 	}
 	defer db.Close()
-	var mode string // the journal mode the file is in after the pragma
-	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
 	return db.Close()
@@ -296,8 +291,12 @@ type unusable struct{ err error }
 func (u unusable) Error() string { return u.err.Error() }
 func (u unusable) Unwrap() error { return u.err }
 
+// open opens the catalog file path, creating it (Rebuilt) when there is
+// none.
 func open(ctx context.Context, c *archive.Collection, path string, mapped bool) (*Catalog, error) {
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	_, err := os.Lstat(path)
+	created := errors.Is(err, fs.ErrNotExist)
+	if created {
 		if err := create(ctx, path); err != nil {
 			return nil, err
 		}
@@ -306,7 +305,7 @@ func open(ctx context.Context, c *archive.Collection, path string, mapped bool) 
 	if err != nil {
 		return nil, err
 	}
-	cat := &Catalog{coll: c, db: db, path: path}
+	cat := &Catalog{coll: c, db: db, path: path, Rebuilt: created}
 	if err := cat.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
