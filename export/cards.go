@@ -159,7 +159,7 @@ func (f *files) downloads(page string, counts *warcCounts) []fileView {
 	}
 	var out []fileView
 	for _, d := range downloadDirs {
-		if top, _, _ := strings.Cut(d, "/"); !f.realDir(top) {
+		if !f.listsDir(d) {
 			continue // (walk opens the last part of d without following a link)
 		}
 		for _, rel := range f.walk(d, 100) {
@@ -218,6 +218,31 @@ func warcRecords(counts *warcCounts, rel string, ref *Ref) string {
 // a symlink to one).
 func (f *files) realDir(name string) bool {
 	for _, e := range f.list() {
+		if e.Name() == name {
+			return e.IsDir()
+		}
+	}
+	return false
+}
+
+// listsDir reports whether the folder rel (slash, relative to the
+// snapshot folder) is listed as a folder by the one above it, each folder
+// above it a real one too: a plugin's subfolder that is not there is not
+// opened to learn so.
+func (f *files) listsDir(rel string) bool {
+	parent, name := path.Split(rel)
+	if parent == "" {
+		return f.realDir(name)
+	}
+	parent = strings.TrimSuffix(parent, "/")
+	if !f.listsDir(parent) {
+		return false
+	}
+	entries, err := f.listing(parent)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
 		if e.Name() == name {
 			return e.IsDir()
 		}

@@ -326,3 +326,33 @@ func TestRewriteShowsFileAddedInsidePluginFolder(t *testing.T) {
 		t.Errorf("the export after that wrote %d pages", st.Written)
 	}
 }
+
+// Downloads are looked for in real folders only: a wget/warc/ that is a
+// symlink (here to a folder of WARCs outside the collection) offers
+// nothing, nor does a mirror without one, while a real one beside them
+// is offered.
+func TestDownloadsOnlyFromRealFolders(t *testing.T) {
+	c := newCollection(t)
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "elsewhere.warc.gz"), "WARC/1.1")
+	mirror := func(host string, files map[string]string) string {
+		files["wget/"+host+"/index.html"] = "<p>" + host + "</p>"
+		return handMade{snap: archive.Snapshot{URL: "https://" + host + "/", Title: host},
+			results: []archive.Result{ok("wget", "wget/"+host+"/index.html")}, files: files}.write(t, c)
+	}
+	linked := mirror("linked.example", map[string]string{})
+	if err := os.Symlink(outside, c.Path(linked+"/wget/warc")); err != nil {
+		t.Fatal(err)
+	}
+	bare := mirror("bare.example", map[string]string{})
+	real := mirror("real.example", map[string]string{"wget/warc/1721469600.warc.gz": "WARC/1.1"})
+	run(t, export.Options{Collection: c})
+	for _, rel := range []string{linked, bare} {
+		if got := page(t, c, rel); strings.Contains(got, `class="downloads"`) || strings.Contains(got, "elsewhere.warc.gz") {
+			t.Errorf("%s offers downloads:\n%s", rel, got)
+		}
+	}
+	if got := page(t, c, real); !strings.Contains(got, `<a href="./wget/warc/1721469600.warc.gz" download>`) {
+		t.Errorf("%s does not offer its WARC:\n%s", real, got)
+	}
+}

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"io/fs"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -118,8 +119,7 @@ func (f *files) walk(dir string, limit int) []string {
 		if depth > 4 || len(names) >= limit {
 			return
 		}
-		dirfd, p := f.at(rel)
-		entries, err := readDirAt(dirfd, p, filepath.Join(f.abs, filepath.FromSlash(rel)))
+		entries, err := f.listing(rel)
 		if err != nil {
 			return
 		}
@@ -138,6 +138,26 @@ func (f *files) walk(dir string, limit int) []string {
 	walk(dir, 0)
 	sort.Strings(names)
 	return names
+}
+
+// listing returns the entries of the folder rel (slash, relative to the
+// snapshot folder, its components checked by the caller), read once: a
+// mirror's folder is looked into for its WARC files and listed again for
+// its card's tree.
+func (f *files) listing(rel string) ([]fs.DirEntry, error) {
+	if entries, ok := f.dirs[rel]; ok {
+		return entries, nil
+	}
+	dirfd, p := f.at(rel)
+	entries, err := readDirAt(dirfd, p, filepath.Join(f.abs, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	if f.dirs == nil {
+		f.dirs = map[string][]fs.DirEntry{}
+	}
+	f.dirs[rel] = entries
+	return entries, nil
 }
 
 // best picks among candidate files (relative to the snapshot folder) the

@@ -116,6 +116,9 @@ type files struct {
 	// plugins that never ran or whose output is gone) without a stat.
 	entries []fs.DirEntry
 	listed  bool // entries is read (nil: the folder could not be listed)
+	// dirs are the listings of folders below it that were read (see
+	// listing), by path relative to it.
+	dirs map[string][]fs.DirEntry
 	// host is the snapshot URL's host, hostPort its host+port as wget
 	// names a mirror's folder with --restrict-file-names=windows, set by
 	// discover: a top-level folder of either name is 0.7's wget mirror.
