@@ -725,15 +725,23 @@ func (s *site) writeDeferred(ctx context.Context) error {
 	return g.Wait()
 }
 
+// hasMarker reports whether the folder of e holds one of archivedMarkers
+// or a folder named for its URL's host (ArchiveBox 0.7's wget mirror).
 func (s *site) hasMarker(e *catalog.Entry) bool {
 	dir := filepath.Join(s.src, filepath.FromSlash(e.Dir))
-	if n := splitURL(e.Snapshot.URL).netloc; n != "" && !strings.ContainsAny(n, "/\x00") && n != "." && n != ".." {
-		if exists(filepath.Join(dir, n)) {
-			return true
-		}
+	entries, err := os.ReadDir(dir) // one listing instead of a dozen lstats
+	if err != nil {
+		return false
+	}
+	names := make(map[string]bool, len(entries))
+	for _, d := range entries {
+		names[d.Name()] = true
+	}
+	if n := splitURL(e.Snapshot.URL).netloc; n != "" && names[n] {
+		return true
 	}
 	for _, m := range archivedMarkers {
-		if exists(filepath.Join(dir, m)) {
+		if top, _, deeper := strings.Cut(m, "/"); names[top] && (!deeper || exists(filepath.Join(dir, m))) {
 			return true
 		}
 	}

@@ -927,3 +927,40 @@ func TestExportLetsGoOfFolders(t *testing.T) {
 		t.Errorf("%d descriptors open after three exports of 60 snapshots, %d before", after, before)
 	}
 }
+
+// A snapshot neither sealed nor with results counts as archived in the
+// root manifest when its folder holds one of the files ArchiveBox looks
+// for, or a folder named for its host (0.7's wget mirror); a plugin
+// folder without that file does not count.
+func TestArchivedByMarkers(t *testing.T) {
+	c := newCollection(t)
+	want := map[string]bool{}
+	queued := func(host string, archived bool, files map[string]string) {
+		want["https://"+host+"/"] = archived
+		handMade{snap: archive.Snapshot{URL: "https://" + host + "/", Title: host, Status: "queued"}, files: files}.write(t, c)
+	}
+	queued("top.example", true, map[string]string{"output.html": "<p>"})
+	queued("deep.example", true, map[string]string{"readability/content.html": "<article>"})
+	queued("mirror.example", true, map[string]string{"mirror.example/index.html": "<p>"})
+	queued("halfway.example", false, map[string]string{"readability/content.txt": "text"})
+	queued("bare.example", false, map[string]string{})
+	run(t, export.Options{Collection: c})
+	data, err := os.ReadFile(c.Path("index.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		var r struct {
+			URL        string `json:"url"`
+			IsArchived bool   `json:"is_archived"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		got[r.URL] = r.IsArchived
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("is_archived %v, want %v", got, want)
+	}
+}
