@@ -729,7 +729,7 @@ func (s *site) writeDeferred(ctx context.Context) error {
 // or a folder named for its URL's host (ArchiveBox 0.7's wget mirror).
 func (s *site) hasMarker(e *catalog.Entry) bool {
 	dir := filepath.Join(s.src, filepath.FromSlash(e.Dir))
-	entries, err := os.ReadDir(dir) // one listing instead of a dozen lstats
+	entries, err := readDir(dir) // one listing instead of a dozen lstats
 	if err != nil {
 		return false
 	}
