@@ -692,6 +692,8 @@ func TestQuery(t *testing.T) {
 		{catalog.Query{Patterns: []string{"page"}, FilterType: "regex", Sort: "url", Limit: 1}, []string{"https://example.com/page/1"}},
 		{catalog.Query{Patterns: []string{"_"}}, nil}, // LIKE wildcards are literal
 		{catalog.Query{Sort: "-bookmarked_at", Limit: 3}, []string{"https://example.com/page/4", "https://example.com/page/3", "https://example.com/page/2"}},
+		{catalog.Query{Layout: catalog.LayoutLegacy, Sort: "dir"}, []string{"https://example.com/page1", "https://legacy.example/", ""}},
+		{catalog.Query{Layout: catalog.LayoutCurrent, Patterns: []string{"legacy"}}, nil},
 	}
 	for _, tc := range cases {
 		if got := urls(tc.q); !reflect.DeepEqual(got, tc.want) {
@@ -703,6 +705,7 @@ func TestQuery(t *testing.T) {
 		{FilterType: "fuzzy"},
 		{Sort: "color"},
 		{Limit: -1},
+		{Layout: "flat"},
 	} {
 		if err := cat.Each(ctx, q, func(catalog.Entry) error { return nil }); !errors.Is(err, catalog.ErrQuery) {
 			t.Errorf("%+v: err %v, want ErrQuery", q, err)

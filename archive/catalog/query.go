@@ -46,6 +46,7 @@ type Query struct {
 	Snippets    bool
 	Sort        string // a SortFields name, "-" prefix for descending; default newest first
 	Limit       int    // 0 means all
+	Layout      string // LayoutCurrent or LayoutLegacy: only the snapshots of that layout; "" any
 	WithResults bool   // fill Entry.Results
 	// RecordOnly fills only Dir, Layout, User, IndexFile, Record,
 	// NumOutputs, NumFailures, State and Snapshot.URL: the fast path for
@@ -216,6 +217,14 @@ func (q Query) compile() (*compiled, error) {
 		}
 		c.where = append(c.where, col)
 		c.args = append(c.args, q.Status)
+	}
+	switch q.Layout {
+	case "":
+	case LayoutCurrent, LayoutLegacy:
+		c.where = append(c.where, `s.layout = ?`)
+		c.args = append(c.args, q.Layout)
+	default:
+		return nil, fmt.Errorf("%w: layout %q: unknown (want %s or %s)", ErrQuery, q.Layout, LayoutCurrent, LayoutLegacy)
 	}
 	if !q.Before.IsZero() {
 		c.where = append(c.where, `s.sort_time < ?`)

