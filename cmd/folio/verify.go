@@ -178,7 +178,6 @@ func notInCatalog(n int) string {
 // until the heap nears this.
 const verifyMemory = 64 << 20
 
-
 // migrated maps the current layout's snapshots by URL and timestamp, so
 // that a legacy folder already migrated is told from one still to move.
 func migrated(ctx context.Context, cat *catalog.Catalog) (map[string]string, error) {
