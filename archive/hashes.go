@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // HashesFile is where a snapshot folder keeps its manifest of file hashes.
@@ -21,6 +22,9 @@ type Hashes struct {
 	Order  []string // file paths as listed
 	Leaves []string // their hashes, in order (Merkle form)
 	Root   string   // root_hash, "" in the map form
+	// Taken is when the hashes were taken (metadata.timestamp, as
+	// ArchiveBox and folio write it); zero when not given.
+	Taken time.Time
 }
 
 // HashEntry is one listed file; Size -1 and Hash "" when not given.
@@ -104,6 +108,11 @@ func ParseHashes(data []byte) (*Hashes, error) {
 		if raw, ok := top.Get("root_hash"); ok {
 			if m.Root = top.String("root_hash"); m.Root == "" && string(raw) != `""` {
 				return nil, errors.New("its root_hash is not a string")
+			}
+		}
+		if raw, ok := top.Get("metadata"); ok {
+			if meta, err := ParseObject(raw); err == nil {
+				m.Taken, _ = time.Parse(time.RFC3339Nano, meta.String("timestamp"))
 			}
 		}
 		return m, nil

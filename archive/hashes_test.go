@@ -3,6 +3,7 @@ package archive_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/folio-archive/folio/archive"
 )
@@ -23,8 +24,20 @@ func TestParseHashesForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(m.Order, ",") != "a/b.txt,c.txt" || m.Files["c.txt"] != (archive.HashEntry{5, ""}) || m.Root != "r" || strings.Join(m.Leaves, ",") != "h1," {
+	if strings.Join(m.Order, ",") != "a/b.txt,c.txt" || m.Files["c.txt"] != (archive.HashEntry{5, ""}) || m.Root != "r" || strings.Join(m.Leaves, ",") != "h1," || !m.Taken.IsZero() {
 		t.Errorf("list form: %+v", m)
+	}
+	// When the hashes were taken, as Python's isoformat writes it (no
+	// fraction when the microseconds are 0).
+	for ts, want := range map[string]time.Time{
+		"2024-05-01T12:30:00.250000+00:00": time.Date(2024, 5, 1, 12, 30, 0, 250e6, time.UTC),
+		"2024-05-01T14:30:00+02:00":        time.Date(2024, 5, 1, 12, 30, 0, 0, time.UTC),
+		"yesterday":                        {},
+	} {
+		m, err := archive.ParseHashes([]byte(`{"root_hash": "", "files": [], "metadata": {"timestamp": "` + ts + `"}}`))
+		if err != nil || !m.Taken.Equal(want) {
+			t.Errorf("metadata.timestamp %s: %v, %v; want %v", ts, m.Taken, err, want)
+		}
 	}
 	for doc, want := range map[string]string{
 		`{"files": [{"path": "../../etc/passwd", "size": 1}]}`: "a path outside the snapshot folder",

@@ -13,6 +13,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -43,6 +46,13 @@ type checker struct {
 	found func(Problem)
 	rep   folderReport
 	warcs []string // the WARC files scan found, slash paths in the folder
+	// fd is the open snapshot folder. With trusted, a folder whose
+	// change time is before hashes.json's write is not listed: its files
+	// are the ones hashes.json lists (see unchanged).
+	fd      int
+	trusted bool
+	before  int64    // hashes.json's mtime, in ns since the epoch
+	listed  []string // the files hashes.json lists, sorted
 	*scratch
 }
 
@@ -86,11 +96,12 @@ func (ch *checker) run(ctx context.Context) folderReport {
 		ch.problem(Unreadable, "", "%v", err)
 		return ch.rep
 	}
+	ch.fd = fd
 	ch.checkIndex(fd)
 	if ch.e.Layout == catalog.LayoutLegacy {
 		ch.checkLegacy()
 	}
-	m, err := ch.readManifest(fd)
+	m, mst, err := ch.readManifest(fd)
 	noManifest := errors.Is(err, fs.ErrNotExist)
 	switch {
 	case noManifest:
@@ -105,6 +116,7 @@ func (ch *checker) run(ctx context.Context) folderReport {
 				ch.problem(Manifest, archive.HashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.Root, got)
 			}
 		}
+		ch.trust(m, mst)
 	}
 	var seen map[string]bool
 	if m != nil {
@@ -143,14 +155,200 @@ func (ch *checker) readFile(dirfd int, name string) ([]byte, *unix.Stat_t, error
 	return data, &st, nil
 }
 
-// readManifest reads hashes/hashes.json of the open folder dirfd.
-func (ch *checker) readManifest(dirfd int) (*archive.Hashes, error) {
-	data, _, err := ch.readFile(dirfd, archive.HashesFile)
+// readManifest reads hashes/hashes.json of the open folder dirfd, and
+// returns its stat.
+func (ch *checker) readManifest(dirfd int) (*archive.Hashes, *unix.Stat_t, error) {
+	data, st, err := ch.readFile(dirfd, archive.HashesFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return archive.ParseHashes(data)
+	m, err := archive.ParseHashes(data)
+	return m, st, err
 }
+
+// trust lets scan take the entries of a folder unchanged since the
+// hashes were taken from hashes.json (m; mst: its stat) instead of a
+// listing. A folder's change time (ctime) moves with every entry added,
+// removed or renamed in it, and no one can set it back; so a folder whose
+// ctime is earlier than the hashes holds the entries it held when they
+// were taken, the files hashes.json lists. Each of them is still opened
+// and hashed (a file changed in place does not touch its folder), so a
+// missing or changed file is found as before; what a folder not listed
+// cannot show is an extra file added while the clock was set back. A
+// listing is three system calls per folder beside one stat, and a
+// snapshot holds about as many folders as files: verify of 100k
+// snapshots makes a third fewer calls.
+//
+// The hashes were taken at the earlier of hashes.json's mtime and the
+// time it records (metadata.timestamp): a copy that sets the mtime to
+// the copy's time, or one that keeps it, gives every folder a later ctime
+// than the hashes, so a copied collection is listed in full until its
+// hashes are taken again. ctimeSlack more is taken off for a filesystem
+// clock that lags the system's by a tick. Trust needs both times, not in
+// the future, a filesystem that keeps a change time (checked per
+// snapshot) and openat2 (Linux 5.6), which opens a file by its path below
+// the snapshot folder through no symlink.
+func (ch *checker) trust(m *archive.Hashes, mst *unix.Stat_t) {
+	if m.Taken.IsZero() || !canOpenBeneath() {
+		return
+	}
+	before := min(mst.Mtim.Nano(), m.Taken.UnixNano())
+	if before > ch.opts.Now().UnixNano() || !keepsCtime(ch.fd) {
+		return
+	}
+	ch.trusted, ch.before = true, before-int64(ctimeSlack)
+	ch.listed = m.Order
+	if !slices.IsSorted(ch.listed) {
+		ch.listed = slices.Sorted(slices.Values(m.Order))
+	}
+}
+
+// ctimeSlack is how much earlier than the hashes a folder's ctime must
+// be to trust it: the kernel stamps changes with a clock that lags the
+// system's by up to a tick (10 ms at the least common rate), and a clock
+// stepped back by less than this is covered too.
+const ctimeSlack = time.Second
+
+// unchanged reports whether the folder name below the open folder dirfd
+// (r in the snapshot folder) is a folder that has not changed since
+// hashes.json was written; its stat is one system call. ok is false when
+// it is not a folder, or is gone (its files are missing, reported at the
+// end), or could not be stat'ed (reported).
+func (ch *checker) unchanged(dirfd int, name, r string) (same, ok bool) {
+	var st unix.Stat_t
+	if err := rawsys.Lstatat(dirfd, name, &st); err != nil {
+		if err != unix.ENOENT && err != unix.ENOTDIR {
+			ch.problem(Unreadable, r, "stat: %v", err)
+		}
+		return false, false
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, false // replaced since it was listed
+	}
+	return st.Ctim.Nano() < ch.before, true
+}
+
+// fromManifest checks the folder r, unchanged since hashes.json was
+// written, without listing it: the files hashes.json lists in it are
+// opened by their paths below the snapshot folder, and its subfolders are
+// stat'ed, each checked the same way if unchanged, else listed.
+func (ch *checker) fromManifest(ctx context.Context, r string, m *archive.Hashes, seen map[string]bool) {
+	prefix := r + "/"
+	lo, _ := slices.BinarySearch(ch.listed, prefix)
+	warcDir := slices.Contains(warc.Dirs, r)
+	for i := lo; i < len(ch.listed) && inFolder(ch.listed[i], r); {
+		if ctx.Err() != nil {
+			return
+		}
+		rel := ch.listed[i]
+		name, _, sub := strings.Cut(rel[len(prefix):], "/")
+		if sub {
+			// The files of the subfolder name follow one another in
+			// sorted order: the subfolder is checked once, for all.
+			dir := prefix + name
+			i++
+			for i < len(ch.listed) && inFolder(ch.listed[i], dir) {
+				i++
+			}
+			if !plugins.HashSkipped(name) {
+				ch.folder(ctx, ch.fd, dir, dir, m, seen)
+			}
+			continue
+		}
+		i++
+		if archive.IsTemp(name) {
+			ch.problem(Temp, rel, "%s", tempDetail)
+			continue
+		}
+		if warcDir && warc.IsWARC(name) {
+			ch.warcs = append(ch.warcs, rel)
+		}
+		fd, err := rawsys.Openat2(ch.fd, rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, beneath)
+		switch {
+		case err == unix.ENOENT || err == unix.ELOOP || err == unix.ENXIO || err == unix.ENOTDIR:
+			continue // gone or replaced by a symlink: missing, reported at the end
+		case err != nil:
+			ch.problem(Unreadable, rel, "open: %v", err)
+			continue
+		}
+		ch.check(fd, rel, m, seen)
+		rawsys.Close(fd)
+	}
+}
+
+// inFolder reports whether the slash path rel lies in the folder dir.
+func inFolder(rel, dir string) bool {
+	return len(rel) > len(dir) && rel[len(dir)] == '/' && strings.HasPrefix(rel, dir)
+}
+
+// folder checks the folder name below the open folder dirfd, r in the
+// snapshot folder: from hashes.json if it is unchanged since, else by a
+// listing.
+func (ch *checker) folder(ctx context.Context, dirfd int, name, r string, m *archive.Hashes, seen map[string]bool) {
+	if ch.trusted {
+		same, ok := ch.unchanged(dirfd, name, r)
+		if !ok {
+			return
+		}
+		if same {
+			ch.fromManifest(ctx, r, m, seen)
+			return
+		}
+	}
+	var fd int
+	if strings.Contains(name, "/") {
+		// A path of several steps below the snapshot folder (a folder
+		// of one not listed): opened through no symlink.
+		var err error
+		fd, err = rawsys.Openat2(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_NOCTTY, beneath)
+		switch {
+		case err == unix.ELOOP || err == unix.ENOTDIR || err == unix.ENOENT:
+			return
+		case err != nil:
+			ch.problem(Unreadable, r, "open: %v", err)
+			return
+		}
+	} else {
+		var ok bool
+		if fd, ok = ch.openIn(dirfd, name, r, unix.O_DIRECTORY); !ok {
+			return
+		}
+	}
+	ch.scan(ctx, fd, r, m, seen)
+	rawsys.Close(fd)
+}
+
+// beneath resolves a path below the snapshot folder through no symlink
+// and never above it.
+const beneath = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH
+
+// canOpenBeneath reports whether openat2 can be called here.
+var canOpenBeneath = sync.OnceValue(func() bool {
+	fd, err := rawsys.Openat2(unix.AT_FDCWD, ".", unix.O_RDONLY|unix.O_DIRECTORY, beneath)
+	if err != nil {
+		return false
+	}
+	rawsys.Close(fd)
+	return true
+})
+
+// keepsCtime reports whether the filesystem of the open file fd is one
+// whose change times are kept as Linux sets them (trust relies on them).
+func keepsCtime(fd int) bool {
+	var st unix.Statfs_t
+	if rawsys.Fstatfs(fd, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, zfsSuperMagic:
+		return true
+	}
+	return false
+}
+
+// zfsSuperMagic is the f_type of OpenZFS (not in golang.org/x/sys).
+const zfsSuperMagic = 0x2fc12fc1
 
 // checkIndex checks the snapshot's index file and that the catalog read
 // it as it is now.
@@ -238,10 +436,7 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.H
 		}
 		switch {
 		case typ == unix.DT_DIR && !plugins.HashSkipped(name):
-			if fd, ok := ch.openIn(dirfd, name, r, unix.O_DIRECTORY); ok {
-				ch.scan(ctx, fd, r, m, seen)
-				rawsys.Close(fd)
-			}
+			ch.folder(ctx, dirfd, name, r, m, seen)
 		case typ == unix.DT_REG:
 			if warcDir && warc.IsWARC(name) {
 				ch.warcs = append(ch.warcs, r)

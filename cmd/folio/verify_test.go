@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -386,5 +388,127 @@ func TestVerifyHashesFilesOfManyReads(t *testing.T) {
 	got := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
 	if slices.Sort(got["changed"]); !slices.Equal(got["changed"], names) || len(got) != 1 {
 		t.Errorf("problems %v, want %v changed", got, names)
+	}
+}
+
+// TestVerifyTrustsFoldersUnchangedSinceTheirHashes: a folder whose change
+// time is before hashes.json's mtime is checked from hashes.json's list
+// instead of a listing, each of its files still opened and hashed; a
+// folder changed since is listed, at any depth; a listed file replaced by
+// a symlink is not followed; an mtime in the future trusts nothing.
+func TestVerifyTrustsFoldersUnchangedSinceTheirHashes(t *testing.T) {
+	dir, m := verifyCollection(t, 8)
+	var snap, nested string // a file two folders deep: wget/<domain>/index.html
+	for _, s := range m.Snapshots {
+		for skip := 0; nested == ""; skip++ {
+			var found []string
+			filepath.WalkDir(filepath.Join(dir, s.Dir), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					r, _ := filepath.Rel(filepath.Join(dir, s.Dir), p)
+					found = append(found, filepath.ToSlash(r))
+				}
+				return nil
+			})
+			if skip >= len(found) {
+				break
+			}
+			if f := found[skip]; strings.Count(f, "/") == 2 && !strings.HasPrefix(f, "hashes/") {
+				snap, nested = s.Dir, f
+			}
+		}
+		if nested != "" {
+			break
+		}
+	}
+	if nested == "" {
+		t.Fatal("no snapshot holds a file two folders deep")
+	}
+	hashes := filepath.Join(dir, snap, "hashes", "hashes.json")
+	top, _, _ := strings.Cut(nested, "/")
+	extraTop := snap + "/" + top + "/extra.txt"
+	extraDeep := snap + "/" + path.Dir(nested) + "/extra.txt"
+	extras := []string{extraDeep, extraTop} // sorted
+	for _, f := range extras {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("hello"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Their folders changed after hashes.json was written: listed.
+	got := problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	if slices.Sort(got["extra"]); !slices.Equal(got["extra"], extras) || len(got) != 1 {
+		t.Errorf("extras in changed folders: %v", got)
+	}
+
+	// A file changed in place does not touch its folder, and is found in
+	// a folder taken from hashes.json; a file replaced by a symlink to a
+	// copy of itself outside the collection is not followed.
+	changed := snap + "/" + nested
+	appendTo(t, filepath.Join(dir, changed), "more")
+	linked := payloadFile(t, dir, snap, 0)
+	if strings.HasPrefix(linked, snap+"/"+top+"/") {
+		linked = payloadFile(t, dir, snap, 1)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, linked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "copy")
+	if err := os.WriteFile(outside, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, linked)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, linked)); err != nil {
+		t.Fatal(err)
+	}
+	// Hashes taken after all of it (hashes.json's mtime and the time it
+	// records, a second past: the slack verify allows the filesystem's
+	// clock): every folder is unchanged since, taken from its list; the
+	// extras, not in it, are not seen (the one thing a folder not listed
+	// cannot show).
+	taken := func(at time.Time) {
+		t.Helper()
+		doc, err := os.ReadFile(hashes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`"timestamp": "[^"]*"`)
+		if !re.Match(doc) {
+			t.Fatalf("%s records no time", hashes)
+		}
+		doc = re.ReplaceAll(doc, []byte(`"timestamp": "`+at.UTC().Format("2006-01-02T15:04:05.000000-07:00")+`"`))
+		if err := os.WriteFile(hashes, doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(hashes, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	now := time.Now()
+	// hashes.json's mtime alone moved on (a copy that does not keep
+	// times): the hashes it records are older than the folders' changes,
+	// which are listed.
+	if err := os.Chtimes(hashes, now, now); err != nil {
+		t.Fatal(err)
+	}
+	got = problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	if slices.Sort(got["extra"]); !slices.Equal(got["extra"], extras) || len(got) != 3 {
+		t.Errorf("hashes.json's mtime later than the hashes: %v", got)
+	}
+	taken(now)
+	got = problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	if len(got) != 2 || !slices.Equal(got["changed"], []string{changed}) || !slices.Equal(got["missing"], []string{linked}) {
+		t.Errorf("folders taken from hashes.json: %v, want %s changed and %s missing", got, changed, linked)
+	}
+
+	// Hashes of a time to come (a clock set forward) trust nothing:
+	// every folder is listed again.
+	taken(now.Add(time.Hour))
+	got = problems(t, catRun(t, dir, "verify", "--jsonl").want(t, 3).stdout)
+	if slices.Sort(got["extra"]); !slices.Equal(got["extra"], extras) ||
+		!slices.Equal(got["changed"], []string{changed}) || !slices.Equal(got["missing"], []string{linked}) {
+		t.Errorf("hashes from the future: %v", got)
 	}
 }

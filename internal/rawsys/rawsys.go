@@ -49,6 +49,32 @@ func Openat(dirfd int, name string, flags int) (int, error) {
 	}
 }
 
+// Openat2 is openat2(2) of name below the open folder dirfd, with flags
+// and O_CLOEXEC, resolved as resolve says (unix.RESOLVE_NO_SYMLINKS:
+// through no symlink at any step of the path). Linux 5.6 and later have
+// it; elsewhere, or under a filter that refuses it, it fails with ENOSYS
+// or EPERM.
+func Openat2(dirfd int, name string, flags int, resolve uint64) (int, error) {
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return -1, err
+	}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: resolve}
+	for {
+		fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+			uintptr(unsafe.Pointer(&how)), unix.SizeofOpenHow, 0, 0)
+		if e != unix.EINTR {
+			return int(fd), errno(e)
+		}
+	}
+}
+
+// Fstatfs is fstatfs(2) of the filesystem that holds the open file fd.
+func Fstatfs(fd int, st *unix.Statfs_t) error {
+	_, _, e := unix.RawSyscall(unix.SYS_FSTATFS, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
+	return errno(e)
+}
+
 // Read is read(2) into buf.
 func Read(fd int, buf []byte) (int, error) {
 	var p unsafe.Pointer

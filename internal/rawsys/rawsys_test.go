@@ -82,6 +82,37 @@ func TestCallsAgreeWithUnix(t *testing.T) {
 		t.Errorf("Openat of a name with a NUL: %v, want EINVAL", err)
 	}
 
+	// Openat2 opens through no symlink at any step when told so.
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "inner"), data[:6], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "sublink")); err != nil {
+		t.Fatal(err)
+	}
+	fd, err = rawsys.Openat2(dfd, "sub/inner", unix.O_RDONLY, unix.RESOLVE_NO_SYMLINKS)
+	if err != nil {
+		t.Fatalf("Openat2 of sub/inner: %v", err)
+	}
+	if n, err := rawsys.Pread(fd, buf, 0); err != nil || string(buf[:n]) != "folio " {
+		t.Errorf("Pread of sub/inner: %q, %v", buf[:n], err)
+	}
+	rawsys.Close(fd)
+	for _, name := range []string{"sublink/inner", "link"} {
+		if _, err := rawsys.Openat2(dfd, name, unix.O_RDONLY, unix.RESOLVE_NO_SYMLINKS); err != unix.ELOOP {
+			t.Errorf("Openat2 of %s through a symlink: %v, want ELOOP", name, err)
+		}
+	}
+	var fs, fsWant unix.Statfs_t
+	if err := rawsys.Fstatfs(dfd, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fstatfs(dfd, &fsWant); err != nil || fs.Type != fsWant.Type || fs.Type == 0 {
+		t.Errorf("Fstatfs type %#x, unix.Fstatfs %#x (%v)", fs.Type, fsWant.Type, err)
+	}
+
 	names := map[string]bool{}
 	for {
 		n, err := rawsys.Getdents(dfd, buf)
@@ -97,7 +128,7 @@ func TestCallsAgreeWithUnix(t *testing.T) {
 			names[name] = true
 		}
 	}
-	if len(names) != 2 || !names["file"] || !names["link"] {
+	if len(names) != 4 || !names["file"] || !names["link"] || !names["sub"] || !names["sublink"] {
 		t.Errorf("Getdents listed %v", names)
 	}
 }
