@@ -51,7 +51,8 @@ type checker struct {
 	// are the ones hashes.json lists (see unchanged).
 	fd      int
 	trusted bool
-	before  int64    // hashes.json's mtime, in ns since the epoch
+	before  int64    // a folder changed before this (ns since the epoch) is unchanged since the hashes
+	dev     uint64   // the snapshot folder's device: a folder on another is listed
 	listed  []string // the files hashes.json lists, sorted
 	*scratch
 }
@@ -111,12 +112,16 @@ func (ch *checker) run(ctx context.Context) folderReport {
 		m = nil
 	default:
 		ch.rep.hashes = true
+		edited := false
 		if m.Root != "" && !slices.Contains(m.Leaves, "") {
 			if got := plugins.MerkleRoot(plugins.MerkleLevels(m.Leaves)); got != m.Root {
 				ch.problem(Manifest, archive.HashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.Root, got)
+				edited = true
 			}
 		}
-		ch.trust(m, mst)
+		if !edited { // an edited list is not trusted to name a folder's files
+			ch.trust(m, mst)
+		}
 	}
 	var seen map[string]bool
 	if m != nil {
@@ -169,45 +174,61 @@ func (ch *checker) readManifest(dirfd int) (*archive.Hashes, *unix.Stat_t, error
 // trust lets scan take the entries of a folder unchanged since the
 // hashes were taken from hashes.json (m; mst: its stat) instead of a
 // listing. A folder's change time (ctime) moves with every entry added,
-// removed or renamed in it, and no one can set it back; so a folder whose
-// ctime is earlier than the hashes holds the entries it held when they
-// were taken, the files hashes.json lists. Each of them is still opened
-// and hashed (a file changed in place does not touch its folder), so a
-// missing or changed file is found as before; what a folder not listed
-// cannot show is an extra file added while the clock was set back. A
-// listing is three system calls per folder beside one stat, and a
-// snapshot holds about as many folders as files: verify of 100k
-// snapshots makes a third fewer calls.
+// removed or renamed in it, and cannot be set by hand; so a folder whose
+// ctime is earlier than the hashes, and whose link count says it holds
+// just the subfolders hashes.json names, holds the entries it held when
+// they were taken: the files hashes.json lists. Each of them is still
+// opened and hashed (a file changed in place does not touch its folder),
+// so a missing or changed file is found as before. What a folder not
+// listed cannot show is what the hashes left out when they were taken: a
+// temp file of a write cut short before then, or a file added while the
+// clock was set back. A listing is three system calls per folder beside
+// one stat, and a snapshot holds about as many folders as files: verify
+// of 100k snapshots makes a third fewer calls.
 //
 // The hashes were taken at the earlier of hashes.json's mtime and the
-// time it records (metadata.timestamp): a copy that sets the mtime to
-// the copy's time, or one that keeps it, gives every folder a later ctime
+// time it records (metadata.timestamp): a copy that sets the mtime to the
+// copy's time, or one that keeps it, gives every folder a later ctime
 // than the hashes, so a copied collection is listed in full until its
-// hashes are taken again. ctimeSlack more is taken off for a filesystem
-// clock that lags the system's by a tick. Trust needs both times, not in
-// the future, a filesystem that keeps a change time (checked per
-// snapshot) and openat2 (Linux 5.6), which opens a file by its path below
-// the snapshot folder through no symlink.
+// hashes are taken again. ArchiveBox records the time after its walk of
+// the folder, folio before it, so the slack (hashSlack) allows for a walk
+// as long as hashing the snapshot's bytes at 4 MB/s. Trust needs that
+// time, not in the future, a filesystem that keeps a change time (checked
+// per snapshot), and openat2 (Linux 5.6), which opens a file by its path
+// below the snapshot folder through no symlink.
 func (ch *checker) trust(m *archive.Hashes, mst *unix.Stat_t) {
-	if m.Taken.IsZero() || !canOpenBeneath() {
+	taken := m.Taken
+	if mt := time.Unix(mst.Mtim.Unix()); mt.Before(taken) {
+		taken = mt
+	}
+	if taken.Before(time.Unix(0, 0)) || taken.After(ch.opts.Now()) || !canOpenBeneath(ch.fd) || !keepsCtime(ch.fd) {
 		return
 	}
-	before := min(mst.Mtim.Nano(), m.Taken.UnixNano())
-	if before > ch.opts.Now().UnixNano() || !keepsCtime(ch.fd) {
+	var st unix.Stat_t
+	if rawsys.Fstat(ch.fd, &st) != nil {
 		return
 	}
-	ch.trusted, ch.before = true, before-int64(ctimeSlack)
+	var total int64
+	for _, f := range m.Files {
+		total += max(f.Size, 0)
+	}
+	ch.trusted, ch.dev = true, st.Dev
+	ch.before = taken.Add(-hashSlack(total)).UnixNano()
 	ch.listed = m.Order
 	if !slices.IsSorted(ch.listed) {
 		ch.listed = slices.Sorted(slices.Values(m.Order))
 	}
 }
 
-// ctimeSlack is how much earlier than the hashes a folder's ctime must
-// be to trust it: the kernel stamps changes with a clock that lags the
-// system's by up to a tick (10 ms at the least common rate), and a clock
-// stepped back by less than this is covered too.
-const ctimeSlack = time.Second
+// hashSlack is how much earlier than the hashes a folder's ctime must be
+// for the folder to be trusted, for a snapshot of total bytes: a second
+// (the kernel stamps changes with a clock that lags the system's by up
+// to a tick, and a clock stepped back by less is covered too), and the
+// time a walk that records its time at its end may have taken, hashing
+// at 4 MB/s.
+func hashSlack(total int64) time.Duration {
+	return time.Second + time.Duration(total/(4<<20))*time.Second
+}
 
 // unchanged reports whether the folder name below the open folder dirfd
 // (r in the snapshot folder) is a folder that has not changed since
@@ -225,7 +246,30 @@ func (ch *checker) unchanged(dirfd int, name, r string) (same, ok bool) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false, false // replaced since it was listed
 	}
-	return st.Ctim.Nano() < ch.before, true
+	// A folder holds two links and one per subfolder (ext4, XFS, tmpfs;
+	// Btrfs gives 1, and its folders are listed): one more than the
+	// subfolders hashes.json names in it is one it left out, such as an
+	// empty folder, which may have been given files since; its own
+	// change does not touch this folder.
+	return st.Ctim.Nano() < ch.before && st.Dev == ch.dev && st.Nlink == uint64(2+ch.subfolders(r)), true
+}
+
+// subfolders counts the subfolders of the folder r that hashes.json names
+// (as folders of the files it lists).
+func (ch *checker) subfolders(r string) int {
+	n := 0
+	lo, _ := slices.BinarySearch(ch.listed, r+"/")
+	for i := lo; i < len(ch.listed) && inFolder(ch.listed[i], r); {
+		name, _, sub := strings.Cut(ch.listed[i][len(r)+1:], "/")
+		i++
+		if sub {
+			n++
+			for dir := r + "/" + name; i < len(ch.listed) && inFolder(ch.listed[i], dir); {
+				i++
+			}
+		}
+	}
+	return n
 }
 
 // fromManifest checks the folder r, unchanged since hashes.json was
@@ -250,7 +294,10 @@ func (ch *checker) fromManifest(ctx context.Context, r string, m *archive.Hashes
 			for i < len(ch.listed) && inFolder(ch.listed[i], dir) {
 				i++
 			}
-			if !plugins.HashSkipped(name) {
+			switch {
+			case archive.IsTemp(name): // as scan does: not entered
+				ch.problem(Temp, dir, "%s", tempDetail)
+			case !plugins.HashSkipped(name):
 				ch.folder(ctx, ch.fd, dir, dir, m, seen)
 			}
 			continue
@@ -259,9 +306,6 @@ func (ch *checker) fromManifest(ctx context.Context, r string, m *archive.Hashes
 		if archive.IsTemp(name) {
 			ch.problem(Temp, rel, "%s", tempDetail)
 			continue
-		}
-		if warcDir && warc.IsWARC(name) {
-			ch.warcs = append(ch.warcs, rel)
 		}
 		fd, err := rawsys.Openat2(ch.fd, rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, beneath)
 		switch {
@@ -273,6 +317,9 @@ func (ch *checker) fromManifest(ctx context.Context, r string, m *archive.Hashes
 		}
 		ch.check(fd, rel, m, seen)
 		rawsys.Close(fd)
+		if warcDir && seen[rel] && warc.IsWARC(name) { // seen: a regular file
+			ch.warcs = append(ch.warcs, rel)
+		}
 	}
 }
 
@@ -322,15 +369,22 @@ func (ch *checker) folder(ctx context.Context, dirfd int, name, r string, m *arc
 // and never above it.
 const beneath = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH
 
-// canOpenBeneath reports whether openat2 can be called here.
-var canOpenBeneath = sync.OnceValue(func() bool {
-	fd, err := rawsys.Openat2(unix.AT_FDCWD, ".", unix.O_RDONLY|unix.O_DIRECTORY, beneath)
-	if err != nil {
-		return false
-	}
-	rawsys.Close(fd)
-	return true
-})
+// canOpenBeneath reports whether openat2 can be called here, asked once,
+// of the open folder dirfd.
+func canOpenBeneath(dirfd int) bool {
+	openat2.once.Do(func() {
+		fd, err := rawsys.Openat2(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY, beneath)
+		if openat2.ok = err == nil; openat2.ok {
+			rawsys.Close(fd)
+		}
+	})
+	return openat2.ok
+}
+
+var openat2 struct {
+	once sync.Once
+	ok   bool
+}
 
 // keepsCtime reports whether the filesystem of the open file fd is one
 // whose change times are kept as Linux sets them (trust relies on them).
@@ -340,7 +394,7 @@ func keepsCtime(fd int) bool {
 		return false
 	}
 	switch uint32(st.Type) {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
 		unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, zfsSuperMagic:
 		return true
 	}
