@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -51,9 +51,8 @@ type checker struct {
 	// are the ones hashes.json lists (see unchanged).
 	fd      int
 	trusted bool
-	before  int64    // a folder changed before this (ns since the epoch) is unchanged since the hashes
-	dev     uint64   // the snapshot folder's device: a folder on another is listed
-	listed  []string // the files hashes.json lists, sorted
+	before  time.Time // a folder whose ctime is earlier is unchanged since the hashes were taken
+	listed  []string  // the files hashes.json lists, sorted
 	*scratch
 }
 
@@ -112,22 +111,19 @@ func (ch *checker) run(ctx context.Context) folderReport {
 		m = nil
 	default:
 		ch.rep.hashes = true
-		edited := false
 		if m.Root != "" && !slices.Contains(m.Leaves, "") {
 			if got := plugins.MerkleRoot(plugins.MerkleLevels(m.Leaves)); got != m.Root {
 				ch.problem(Manifest, archive.HashesFile, "root_hash %.12s… does not match the file hashes it lists (%.12s…): the manifest was edited", m.Root, got)
-				edited = true
+			} else {
+				ch.trust(m, mst) // only a list its root hash vouches for names a folder's files
 			}
-		}
-		if !edited { // an edited list is not trusted to name a folder's files
-			ch.trust(m, mst)
 		}
 	}
 	var seen map[string]bool
 	if m != nil {
 		seen = make(map[string]bool, len(m.Files))
 	}
-	ch.scan(ctx, fd, "", m, seen)
+	ch.scan(ctx, fd, "", m, seen, ch.trusted)
 	ch.checkWARCs(ctx, dir)
 	if m != nil {
 		for _, rel := range m.Order {
@@ -172,86 +168,93 @@ func (ch *checker) readManifest(dirfd int) (*archive.Hashes, *unix.Stat_t, error
 }
 
 // trust lets scan take the entries of a folder unchanged since the
-// hashes were taken from hashes.json (m; mst: its stat) instead of a
-// listing. A folder's change time (ctime) moves with every entry added,
-// removed or renamed in it, and cannot be set by hand; so a folder whose
-// ctime is earlier than the hashes, and whose link count says it holds
-// just the subfolders hashes.json names, holds the entries it held when
-// they were taken: the files hashes.json lists. Each of them is still
-// opened and hashed (a file changed in place does not touch its folder),
-// so a missing or changed file is found as before. What a folder not
-// listed cannot show is what the hashes left out when they were taken: a
-// temp file of a write cut short before then, or a file added while the
-// clock was set back. A listing is three system calls per folder beside
-// one stat, and a snapshot holds about as many folders as files: verify
-// of 100k snapshots makes a third fewer calls.
+// hashes were taken from hashes.json (m, whose root hash matched; mst:
+// its stat) instead of a listing. A folder's change time (ctime) moves
+// with every entry added, removed or renamed in it, and cannot be set by
+// hand; so a folder whose ctime is earlier than the hashes, and whose
+// link count says it holds just the subfolders hashes.json names, holds
+// the entries it held when they were taken: the files hashes.json lists.
+// Each of them is still opened and hashed (a file changed in place does
+// not touch its folder), so a missing or changed file is found as
+// before. What a folder not listed cannot show is what the hashes left
+// out when they were taken: a temp file of a write cut short before
+// then, a file the hashing walk could not read, or a file added while the
+// clock was set back by more than a second. A listing is three system
+// calls per folder beside one stat, and a snapshot holds about as many
+// folders as files: verify of 100k snapshots makes a third fewer calls.
 //
-// The hashes were taken at the earlier of hashes.json's mtime and the
-// time it records (metadata.timestamp): a copy that sets the mtime to the
-// copy's time, or one that keeps it, gives every folder a later ctime
-// than the hashes, so a copied collection is listed in full until its
-// hashes are taken again. ArchiveBox records the time after its walk of
-// the folder, folio before it, so the slack (hashSlack) allows for a walk
-// as long as hashing the snapshot's bytes at 4 MB/s. Trust needs that
-// time, not in the future, a filesystem that keeps a change time (checked
-// per snapshot), and openat2 (Linux 5.6), which opens a file by its path
-// below the snapshot folder through no symlink.
+// The hashes were taken no earlier than the earliest of hashes.json's
+// mtime, the time it records (metadata.timestamp: folio takes it before
+// its walk, ArchiveBox after) and the birth of the hashes/ folder, which
+// ArchiveBox makes before it runs the walk in it; a second less allows
+// for the kernel's coarse clock. A copy gives every folder a later ctime,
+// so a copied collection is listed in full until its hashes are taken
+// again. Trust needs those times, none in the future, a filesystem that
+// keeps a change time and a birth time (checked per snapshot), and
+// openat2 (Linux 5.6), which opens a file by its path below the snapshot
+// folder through no symlink.
 func (ch *checker) trust(m *archive.Hashes, mst *unix.Stat_t) {
-	taken := m.Taken
-	if mt := time.Unix(mst.Mtim.Unix()); mt.Before(taken) {
-		taken = mt
-	}
-	if taken.Before(time.Unix(0, 0)) || taken.After(ch.opts.Now()) || !canOpenBeneath(ch.fd) || !keepsCtime(ch.fd) {
+	if m.Taken.IsZero() || !keepsCtime(ch.fd) || !canOpenBeneath(ch.fd) {
 		return
 	}
-	var st unix.Stat_t
-	if rawsys.Fstat(ch.fd, &st) != nil {
+	var hx unix.Statx_t
+	if rawsys.Statx(ch.fd, "hashes", unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &hx) != nil || hx.Mask&unix.STATX_BTIME == 0 {
 		return
 	}
-	var total int64
-	for _, f := range m.Files {
-		total += max(f.Size, 0)
+	taken, now := m.Taken, ch.opts.Now()
+	for _, t := range []time.Time{m.Taken, time.Unix(mst.Mtim.Unix()), statxTime(hx.Btime)} {
+		if t.After(now) {
+			return // a clock set forward, or a touch: no time to go by
+		}
+		if t.Before(taken) {
+			taken = t
+		}
 	}
-	ch.trusted, ch.dev = true, st.Dev
-	ch.before = taken.Add(-hashSlack(total)).UnixNano()
+	ch.trusted, ch.before = true, taken.Add(-time.Second)
 	ch.listed = m.Order
 	if !slices.IsSorted(ch.listed) {
 		ch.listed = slices.Sorted(slices.Values(m.Order))
 	}
 }
 
-// hashSlack is how much earlier than the hashes a folder's ctime must be
-// for the folder to be trusted, for a snapshot of total bytes: a second
-// (the kernel stamps changes with a clock that lags the system's by up
-// to a tick, and a clock stepped back by less is covered too), and the
-// time a walk that records its time at its end may have taken, hashing
-// at 4 MB/s.
-func hashSlack(total int64) time.Duration {
-	return time.Second + time.Duration(total/(4<<20))*time.Second
-}
+func statxTime(t unix.StatxTimestamp) time.Time { return time.Unix(t.Sec, int64(t.Nsec)) }
 
-// unchanged reports whether the folder name below the open folder dirfd
-// (r in the snapshot folder) is a folder that has not changed since
-// hashes.json was written; its stat is one system call. ok is false when
-// it is not a folder, or is gone (its files are missing, reported at the
-// end), or could not be stat'ed (reported).
-func (ch *checker) unchanged(dirfd int, name, r string) (same, ok bool) {
-	var st unix.Stat_t
-	if err := rawsys.Lstatat(dirfd, name, &st); err != nil {
+// What a look at a folder (look) tells of it.
+const (
+	gone      = iota // not a folder any more, or not stat'ed: its files are missing
+	unchanged        // its entries are the files hashes.json lists
+	uncounted        // unchanged, but holding a subfolder hashes.json does not name: listed
+	changed          // changed since the hashes, or a mount: listed, and all below it
+)
+
+// look stats the folder name below the open folder dirfd (r in the
+// snapshot folder) to tell whether it has changed since the hashes were
+// taken. A folder holds two links and one per subfolder (ext4, XFS,
+// tmpfs): one more than the subfolders hashes.json names in it is one it
+// left out, such as an empty folder, which may have been given files
+// since; that change does not touch this folder, so it is listed, its
+// subfolders looked at in turn. A folder changed since, or a mount
+// point, is listed with everything below it: a folder moved in, or
+// mounted, brings subfolders whose times say nothing of the hashes.
+func (ch *checker) look(dirfd int, name, r string) int {
+	var st unix.Statx_t
+	err := rawsys.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_NLINK|unix.STATX_CTIME, &st)
+	if err != nil {
 		if err != unix.ENOENT && err != unix.ENOTDIR {
 			ch.problem(Unreadable, r, "stat: %v", err)
 		}
-		return false, false
+		return gone
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false, false // replaced since it was listed
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return gone // replaced since it was listed
+	case st.Mask&unix.STATX_CTIME == 0, !statxTime(st.Ctime).Before(ch.before),
+		st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0, st.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0:
+		return changed
+	case st.Mask&unix.STATX_NLINK == 0, st.Nlink != uint32(2+ch.subfolders(r)):
+		return uncounted
 	}
-	// A folder holds two links and one per subfolder (ext4, XFS, tmpfs;
-	// Btrfs gives 1, and its folders are listed): one more than the
-	// subfolders hashes.json names in it is one it left out, such as an
-	// empty folder, which may have been given files since; its own
-	// change does not touch this folder.
-	return st.Ctim.Nano() < ch.before && st.Dev == ch.dev && st.Nlink == uint64(2+ch.subfolders(r)), true
+	return unchanged
 }
 
 // subfolders counts the subfolders of the folder r that hashes.json names
@@ -298,7 +301,7 @@ func (ch *checker) fromManifest(ctx context.Context, r string, m *archive.Hashes
 			case archive.IsTemp(name): // as scan does: not entered
 				ch.problem(Temp, dir, "%s", tempDetail)
 			case !plugins.HashSkipped(name):
-				ch.folder(ctx, ch.fd, dir, dir, m, seen)
+				ch.folder(ctx, ch.fd, dir, dir, m, seen, true)
 			}
 			continue
 		}
@@ -329,17 +332,18 @@ func inFolder(rel, dir string) bool {
 }
 
 // folder checks the folder name below the open folder dirfd, r in the
-// snapshot folder: from hashes.json if it is unchanged since, else by a
-// listing.
-func (ch *checker) folder(ctx context.Context, dirfd int, name, r string, m *archive.Hashes, seen map[string]bool) {
-	if ch.trusted {
-		same, ok := ch.unchanged(dirfd, name, r)
-		if !ok {
+// snapshot folder: with trusting, from hashes.json if it is unchanged
+// since (see look), else by a listing.
+func (ch *checker) folder(ctx context.Context, dirfd int, name, r string, m *archive.Hashes, seen map[string]bool, trusting bool) {
+	if trusting {
+		switch ch.look(dirfd, name, r) {
+		case gone:
 			return
-		}
-		if same {
+		case unchanged:
 			ch.fromManifest(ctx, r, m, seen)
 			return
+		case changed:
+			trusting = false
 		}
 	}
 	var fd int
@@ -361,7 +365,7 @@ func (ch *checker) folder(ctx context.Context, dirfd int, name, r string, m *arc
 			return
 		}
 	}
-	ch.scan(ctx, fd, r, m, seen)
+	ch.scan(ctx, fd, r, m, seen, trusting)
 	rawsys.Close(fd)
 }
 
@@ -369,22 +373,31 @@ func (ch *checker) folder(ctx context.Context, dirfd int, name, r string, m *arc
 // and never above it.
 const beneath = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH
 
-// canOpenBeneath reports whether openat2 can be called here, asked once,
-// of the open folder dirfd.
+// canOpenBeneath reports whether openat2 can be called here, asked of
+// the open folder dirfd until an answer that holds for the process: it
+// works, or the kernel or a filter refuses it (ENOSYS, EPERM).
 func canOpenBeneath(dirfd int) bool {
-	openat2.once.Do(func() {
-		fd, err := rawsys.Openat2(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY, beneath)
-		if openat2.ok = err == nil; openat2.ok {
-			rawsys.Close(fd)
-		}
-	})
-	return openat2.ok
+	switch openat2.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	fd, err := rawsys.Openat2(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY, beneath)
+	switch {
+	case err == nil:
+		rawsys.Close(fd)
+		openat2.Store(1)
+		return true
+	case err == unix.ENOSYS || err == unix.EPERM:
+		openat2.Store(2)
+	}
+	return false
 }
 
-var openat2 struct {
-	once sync.Once
-	ok   bool
-}
+// openat2 is what canOpenBeneath found: 0 not yet, 1 it works, 2 it
+// does not.
+var openat2 atomic.Int32
 
 // keepsCtime reports whether the filesystem of the open file fd is one
 // whose change times are kept as Linux sets them (trust relies on them).
@@ -459,7 +472,7 @@ func (ch *checker) checkLegacy() {
 // cost is in the calls, not in the hashing. The listing's entry types
 // spare a stat of each folder and, without a manifest, any call for a
 // file; an entry the filesystem gives no type is stat'ed.
-func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.Hashes, seen map[string]bool) {
+func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.Hashes, seen map[string]bool, trusting bool) {
 	entries, err := archive.ReadDirFd(dirfd, ch.dbuf)
 	if err != nil {
 		ch.problem(Unreadable, rel, "list: %v", err)
@@ -490,7 +503,7 @@ func (ch *checker) scan(ctx context.Context, dirfd int, rel string, m *archive.H
 		}
 		switch {
 		case typ == unix.DT_DIR && !plugins.HashSkipped(name):
-			ch.folder(ctx, dirfd, name, r, m, seen)
+			ch.folder(ctx, dirfd, name, r, m, seen, trusting)
 		case typ == unix.DT_REG:
 			if warcDir && warc.IsWARC(name) {
 				ch.warcs = append(ch.warcs, r)

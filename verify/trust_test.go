@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -16,13 +17,14 @@ import (
 // TestFoldersTrustedLikeListed: what a folder unchanged since the hashes
 // were taken (and so not listed) still shows, as a listing would: a
 // subfolder the hashes named no file in, given files since; a temp-named
-// folder; a listed WARC file replaced by a symlink, missing and not read.
+// folder; a listed WARC file replaced by a symlink, missing and not read;
+// a folder moved in from elsewhere, whose subfolders keep their old
+// times; and a hashes.json without its root hash trusts nothing.
 func TestFoldersTrustedLikeListed(t *testing.T) {
 	data := t.TempDir()
-	snap := filepath.Join(data, "snap")
 	write := func(rel, text string) {
 		t.Helper()
-		p := filepath.Join(snap, filepath.FromSlash(rel))
+		p := filepath.Join(data, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -30,52 +32,60 @@ func TestFoldersTrustedLikeListed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("a/f.txt", "f")
-	write("a/sub/g.txt", "g")
-	for _, d := range []string{"a/empty", "a/onlylink"} {
-		if err := os.MkdirAll(filepath.Join(snap, d), 0o755); err != nil {
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink("../f.txt", filepath.Join(snap, "a/onlylink/l")); err != nil {
-		t.Fatal(err)
-	}
-	write("b/h.txt", "h")
-	write("b/d.folio-tmp-1/i.txt", "i") // hashed: folio's walk leaves out temp files, not folders
-	write("warc/capture.warc.gz", "not a WARC, but listed")
-	write("warc/other.txt", "o")
-	// The hashes are taken (the walk) now but record a time 1.2 s on,
-	// after the WARC file is replaced; the files added after that time
-	// go into folders the hashes named no file in.
-	time.Sleep(1100 * time.Millisecond) // past the slack verify allows the filesystem's clock
+	write("snap/a/f.txt", "f")
+	write("snap/a/sub/g.txt", "g")
+	must(os.MkdirAll(filepath.Join(data, "snap/a/empty"), 0o755))
+	must(os.MkdirAll(filepath.Join(data, "snap/a/onlylink"), 0o755))
+	must(os.Symlink("../f.txt", filepath.Join(data, "snap/a/onlylink/l")))
+	write("snap/b/h.txt", "h")
+	write("snap/b/d.folio-tmp-1/i.txt", "i") // hashed: folio's walk leaves out temp files, not folders
+	write("snap/warc/capture.warc.gz", "not a WARC, but listed")
+	write("snap/warc/other.txt", "o")
+	write("snap/w/site/a.html", "a")
+	write("elsewhere/w/site/only-here.html", "b")
+	write("snap2/c/k.txt", "k")
+
+	// The hashes are taken (the walks) now but record a time 1.2 s on,
+	// after the WARC file is replaced, and their hashes/ folders are
+	// made then; snap2's misses c/l.txt, added after its walk, and has
+	// its root hash taken out, as by an edit.
+	time.Sleep(1100 * time.Millisecond) // past the second verify allows the filesystem's clock
 	taken := time.Now().Add(1200 * time.Millisecond)
-	doc, _, _, err := plugins.HashTree(context.Background(), snap, taken)
-	if err != nil {
-		t.Fatal(err)
+	docs := map[string][]byte{}
+	for _, snap := range []string{"snap", "snap2"} {
+		doc, _, _, err := plugins.HashTree(context.Background(), filepath.Join(data, snap), taken)
+		must(err)
+		docs[snap] = doc
 	}
-	write(archive.HashesFile, string(doc))
-	if err := os.Remove(filepath.Join(snap, "warc/capture.warc.gz")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("other.txt", filepath.Join(snap, "warc/capture.warc.gz")); err != nil {
-		t.Fatal(err)
-	}
+	docs["snap2"] = regexp.MustCompile(`"root_hash": "[0-9a-f]+"`).ReplaceAll(docs["snap2"], []byte(`"root_hash": ""`))
+	write("snap2/c/l.txt", "l")
+	must(os.Remove(filepath.Join(data, "snap/warc/capture.warc.gz")))
+	must(os.Symlink("other.txt", filepath.Join(data, "snap/warc/capture.warc.gz")))
 	time.Sleep(time.Until(taken) + 100*time.Millisecond)
-	if err := os.Chtimes(filepath.Join(snap, archive.HashesFile), taken, taken); err != nil {
-		t.Fatal(err)
+	for snap, doc := range docs {
+		write(snap+"/"+archive.HashesFile, string(doc))
+		must(os.Chtimes(filepath.Join(data, snap, archive.HashesFile), taken, taken))
 	}
-	write("a/empty/x.txt", "extra")    // a's own ctime does not move
-	write("a/onlylink/y.txt", "extra") // nor here
-	// b and warc are unchanged since the recorded time and a, whose
-	// link count names two subfolders the hashes did not, is listed.
+
+	// After the hashes: files in folders they named no file in (a's own
+	// ctime does not move), and w replaced by a folder moved in.
+	write("snap/a/empty/x.txt", "extra")
+	write("snap/a/onlylink/y.txt", "extra")
+	must(os.RemoveAll(filepath.Join(data, "snap/w")))
+	must(os.Rename(filepath.Join(data, "elsewhere/w"), filepath.Join(data, "snap/w")))
+
 	var got []string
-	rep, err := Run(context.Background(), &archive.Collection{Dir: data},
-		[]catalog.Entry{{Dir: "snap", Layout: catalog.LayoutCurrent}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, err := Run(context.Background(), &archive.Collection{Dir: data}, []catalog.Entry{
+		{Dir: "snap", Layout: catalog.LayoutCurrent}, {Dir: "snap2", Layout: catalog.LayoutCurrent}}, Options{})
+	must(err)
 	for _, p := range rep.Problems {
-		if p.Snapshot == "snap" {
+		if p.Kind != Index && p.Kind != Stale { // the entries name no index
 			got = append(got, string(p.Kind)+" "+p.Path)
 		}
 	}
@@ -83,7 +93,10 @@ func TestFoldersTrustedLikeListed(t *testing.T) {
 	want := []string{
 		"extra snap/a/empty/x.txt",
 		"extra snap/a/onlylink/y.txt",
+		"extra snap/w/site/only-here.html",
+		"extra snap2/c/l.txt",
 		"missing snap/b/d.folio-tmp-1/i.txt",
+		"missing snap/w/site/a.html",
 		"missing snap/warc/capture.warc.gz",
 		"temp snap/b/d.folio-tmp-1",
 	}

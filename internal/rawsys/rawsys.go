@@ -69,6 +69,23 @@ func Openat2(dirfd int, name string, flags int, resolve uint64) (int, error) {
 	}
 }
 
+// Statx is statx(2) of name below the open folder dirfd, with flags
+// (unix.AT_SYMLINK_NOFOLLOW) and the fields mask asks for; st.Mask says
+// which the filesystem gave.
+func Statx(dirfd int, name string, flags, mask int, st *unix.Statx_t) error {
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	for {
+		_, _, e := unix.RawSyscall6(unix.SYS_STATX, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+			uintptr(flags), uintptr(mask), uintptr(unsafe.Pointer(st)), 0)
+		if e != unix.EINTR {
+			return errno(e)
+		}
+	}
+}
+
 // Fstatfs is fstatfs(2) of the filesystem that holds the open file fd.
 func Fstatfs(fd int, st *unix.Statfs_t) error {
 	_, _, e := unix.RawSyscall(unix.SYS_FSTATFS, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)

@@ -105,6 +105,17 @@ func TestCallsAgreeWithUnix(t *testing.T) {
 			t.Errorf("Openat2 of %s through a symlink: %v, want ELOOP", name, err)
 		}
 	}
+	var stx, stxWant unix.Statx_t
+	const mask = unix.STATX_TYPE | unix.STATX_NLINK | unix.STATX_CTIME | unix.STATX_BTIME
+	if err := rawsys.Statx(dfd, "sub", unix.AT_SYMLINK_NOFOLLOW, mask, &stx); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Statx(dfd, "sub", unix.AT_SYMLINK_NOFOLLOW, mask, &stxWant); err != nil || stx != stxWant || stx.Mode&unix.S_IFMT != unix.S_IFDIR || stx.Nlink != 2 {
+		t.Errorf("Statx %+v, unix.Statx %+v (%v)", stx, stxWant, err)
+	}
+	if err := rawsys.Statx(dfd, "sublink", unix.AT_SYMLINK_NOFOLLOW, mask, &stx); err != nil || stx.Mode&unix.S_IFMT != unix.S_IFLNK {
+		t.Errorf("Statx of a symlink: mode %#o, %v", stx.Mode, err)
+	}
 	var fs, fsWant unix.Statfs_t
 	if err := rawsys.Fstatfs(dfd, &fs); err != nil {
 		t.Fatal(err)
