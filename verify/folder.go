@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -198,8 +200,16 @@ func (ch *checker) trust(m *archive.Hashes, mst *unix.Stat_t) {
 		return
 	}
 	var hx unix.Statx_t
-	if rawsys.Statx(ch.fd, "hashes", unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &hx) != nil || hx.Mask&unix.STATX_BTIME == 0 {
+	if rawsys.Statx(ch.fd, "hashes", unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_BTIME, &hx) != nil ||
+		hx.Mask&unix.STATX_BTIME == 0 || hx.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return
+	}
+	for _, rel := range m.Order {
+		if strings.ContainsRune(rel, utf8.RuneError) {
+			// A name that is not UTF-8 is written as U+FFFD: the list
+			// does not name the file the folder holds.
+			return
+		}
 	}
 	taken, now := m.Taken, ch.opts.Now()
 	for _, t := range []time.Time{m.Taken, time.Unix(mst.Mtim.Unix()), statxTime(hx.Btime)} {
@@ -559,7 +569,7 @@ func dtype(mode uint32) uint8 {
 // an entry replaced since it was listed (a fifo, a device) is passed over.
 func (ch *checker) check(fd int, rel string, m *archive.Hashes, seen map[string]bool) {
 	want, listed := m.Files[rel]
-	hashed := listed && want.Size >= 0 && want.Hash != "" && want.Hash != unreadableHash
+	hashed := listed && want.Size >= 0 && want.Size < math.MaxInt64 && want.Hash != "" && want.Hash != unreadableHash
 	if hashed {
 		if sum, n, err := ch.hash(fd, want.Size); err == nil && n == want.Size {
 			ch.compare(rel, sum, want.Hash, n, seen)
