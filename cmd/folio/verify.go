@@ -96,8 +96,9 @@ func runVerify(cmd *cobra.Command, e *env, coll *archive.Collection, p *printer,
 	}
 	// A selected legacy folder is told from one a migration left behind
 	// by the current layout's snapshots, selected or not. Whether there
-	// is one is asked of the catalog in SQL (a scan of one column, 0.1 s
-	// at 100k), not by streaming every selected row to Go (0.6 s).
+	// is one is asked of the catalog in SQL (a scan of one column, which
+	// sqlite3 makes in 0.06 s at 100k), not by streaming every selected
+	// row to Go (0.5-0.65 s).
 	lq := q
 	lq.Layout = catalog.LayoutLegacy
 	legacy, err := cat.Count(ctx, lq)
