@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io/fs"
+	"iter"
 	"math"
 	"os"
 	"path"
@@ -271,18 +272,37 @@ func (ch *checker) look(dirfd int, name, r string) int {
 // (as folders of the files it lists).
 func (ch *checker) subfolders(r string) int {
 	n := 0
-	lo, _ := slices.BinarySearch(ch.listed, r+"/")
-	for i := lo; i < len(ch.listed) && inFolder(ch.listed[i], r); {
-		name, _, sub := strings.Cut(ch.listed[i][len(r)+1:], "/")
-		i++
+	for _, sub := range ch.children(r) {
 		if sub {
 			n++
-			for dir := r + "/" + name; i < len(ch.listed) && inFolder(ch.listed[i], dir); {
-				i++
-			}
 		}
 	}
 	return n
+}
+
+// children yields what hashes.json names directly in the folder r, in
+// sorted order: each file's path (sub false), and each subfolder's path
+// once (sub true), the files below it following one another in the
+// sorted list.
+func (ch *checker) children(r string) iter.Seq2[string, bool] {
+	return func(yield func(rel string, sub bool) bool) {
+		prefix := r + "/"
+		i, _ := slices.BinarySearch(ch.listed, prefix)
+		for i < len(ch.listed) && inFolder(ch.listed[i], r) {
+			rel := ch.listed[i]
+			name, _, sub := strings.Cut(rel[len(prefix):], "/")
+			i++
+			if sub {
+				rel = prefix + name
+				for i < len(ch.listed) && inFolder(ch.listed[i], rel) {
+					i++
+				}
+			}
+			if !yield(rel, sub) {
+				return
+			}
+		}
+	}
 }
 
 // fromManifest checks the folder r, unchanged since hashes.json was
@@ -290,32 +310,21 @@ func (ch *checker) subfolders(r string) int {
 // opened by their paths below the snapshot folder, and its subfolders are
 // stat'ed, each checked the same way if unchanged, else listed.
 func (ch *checker) fromManifest(ctx context.Context, r string, m *archive.Hashes, seen map[string]bool) {
-	prefix := r + "/"
-	lo, _ := slices.BinarySearch(ch.listed, prefix)
 	warcDir := slices.Contains(warc.Dirs, r)
-	for i := lo; i < len(ch.listed) && inFolder(ch.listed[i], r); {
+	for rel, sub := range ch.children(r) {
 		if ctx.Err() != nil {
 			return
 		}
-		rel := ch.listed[i]
-		name, _, sub := strings.Cut(rel[len(prefix):], "/")
+		name := path.Base(rel)
 		if sub {
-			// The files of the subfolder name follow one another in
-			// sorted order: the subfolder is checked once, for all.
-			dir := prefix + name
-			i++
-			for i < len(ch.listed) && inFolder(ch.listed[i], dir) {
-				i++
-			}
 			switch {
 			case archive.IsTemp(name): // as scan does: not entered
-				ch.problem(Temp, dir, "%s", tempDetail)
+				ch.problem(Temp, rel, "%s", tempDetail)
 			case !plugins.HashSkipped(name):
-				ch.folder(ctx, ch.fd, dir, dir, m, seen, true)
+				ch.folder(ctx, ch.fd, rel, rel, m, seen, true)
 			}
 			continue
 		}
-		i++
 		if archive.IsTemp(name) {
 			ch.problem(Temp, rel, "%s", tempDetail)
 			continue
