@@ -21,7 +21,8 @@ demo: build
 
 # deps installs what the tests need: Debian's chromium for the browser tests,
 # Debian's postgresql (initdb, pg_ctl) for the shared queue tests,
-# wget for the example hook's test, and in bin/test-tools (never shipped) the
+# wget for the example hook's test, strace for folio-bench's stat counts, and in
+# bin/test-tools (never shipped) the
 # npm packages the WARC and WACZ tests check folio's output with: warcio, and
 # ReplayWeb.page's prebuilt ui.js and sw.js (npm pack: its bundles need none
 # of its dependencies), and Lighthouse, which audits the served site (in its
@@ -33,6 +34,7 @@ deps:
 		echo "installing chromium (needed by the browser tests)"; \
 		apt-get -o DPkg::Lock::Timeout=600 install -y chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }; }
 	@command -v wget >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y wget >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y wget; }
+	@command -v strace >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y strace >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y strace; }
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		echo "installing postgresql (the shared job queue tests start a server of their own)"; \
 		apt-get -o DPkg::Lock::Timeout=600 install -y postgresql >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y postgresql; }; }
@@ -53,10 +55,12 @@ test: deps vet
 	CI=$${CI:-1} $(GO) test -race -timeout 30m ./...
 
 # bench measures the speed goals of PRODUCT.md against baselines taken in the
-# same run (cat, cp -a, hugo); N sets the collection size.
+# same run (cat, find -newer, cp -a, hugo; strace counts the no-change stats);
+# N sets the collection size.
 N ?= 100000
 bench: build
 	@command -v hugo >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y hugo >/dev/null 2>&1 || true
+	@command -v strace >/dev/null 2>&1 || apt-get -o DPkg::Lock::Timeout=600 install -y strace >/dev/null 2>&1 || true
 	@command -v single-file >/dev/null 2>&1 || npm install -g single-file-cli >/dev/null 2>&1 || true
 	$(GO) run ./cmd/folio-bench -n $(N)
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -197,5 +198,69 @@ func TestCurrentIsReusedWithWork(t *testing.T) {
 	}
 	if _, err := third.Current("mine", gen.Options{N: 1}); err == nil || !strings.Contains(err.Error(), "did not generate it") {
 		t.Fatalf("generated over a folder it did not make: %v", err)
+	}
+}
+
+// TestStatCountCountsPathStats runs strace as the no-change rows do: ls
+// -l stats each file of a folder by its path, so listing 40 files counts
+// at least 40 more path stats than listing none, and the fstat of a file
+// already open is not counted.
+func TestStatCountCountsPathStats(t *testing.T) {
+	b := newB(t)
+	empty, full := filepath.Join(b.Work, "empty"), filepath.Join(b.Work, "full")
+	for _, d := range []string{empty, full} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 40 {
+		if err := os.WriteFile(filepath.Join(full, fmt.Sprintf("f%02d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	none, err := b.StatCount(exec.Command("ls", "-l", empty))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forty, err := b.StatCount(exec.Command("ls", "-l", full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forty-none < 40 {
+		t.Fatalf("ls -l of 40 files: %d path stats, of none: %d", forty, none)
+	}
+	// cat opens each file and fstats it: no path stat of a file.
+	files, _ := filepath.Glob(filepath.Join(full, "f*"))
+	catForty, err := b.StatCount(exec.Command("cat", files...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	catOne, err := b.StatCount(exec.Command("cat", files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if catForty != catOne {
+		t.Fatalf("cat of 40 files: %d path stats, of one: %d (its fstats counted?)", catForty, catOne)
+	}
+}
+
+func TestPathStats(t *testing.T) {
+	trace := `23191 newfstatat(3, "", {st_mode=S_IFREG|0644, st_size=37791, ...}, AT_EMPTY_PATH) = 0
+23198 lstat("/work", {st_mode=S_IFDIR|0755, st_size=4096, ...}) = 0
+21423 newfstatat(32, "headers/headers.json",  <unfinished ...>
+21424 fstat(7, {st_mode=S_IFREG|0644, st_size=2, ...}) = 0
+21423 <... newfstatat resumed>{st_mode=S_IFREG|0644, st_size=286, ...}, AT_SYMLINK_NOFOLLOW) = 0
+21425 statx(AT_FDCWD, "a b(c)", AT_STATX_SYNC_AS_STAT|AT_SYMLINK_NOFOLLOW, STATX_ALL, 0x7ffd) = 0
+21425 statx(4, "", AT_STATX_SYNC_AS_STAT|AT_EMPTY_PATH, STATX_ALL, 0x7ffd) = 0
+21426 newfstatat(AT_FDCWD, "/missing", 0xc000, AT_SYMLINK_NOFOLLOW) = -1 ENOENT (No such file or directory)
+21426 --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=23196, si_uid=0} ---
+21426 +++ exited with 0 +++
+`
+	n, err := pathStats(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 { // lstat, the interrupted newfstatat once, statx of a path, the missing file
+		t.Fatalf("%d path stats, want 4", n)
 	}
 }

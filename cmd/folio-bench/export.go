@@ -14,13 +14,14 @@ import (
 func init() {
 	suites = append(suites, Suite{
 		Name: "export",
-		Doc:  "full export and re-export after one change, beside hugo building a site of as many pages",
+		Doc:  "full export beside hugo building a site of as many pages, re-export with nothing changed beside find -newer, and after one change",
 		Run:  runExport,
 	})
 }
 
 // runExport measures the export goals of PRODUCT.md: a full in-place
-// export (time and peak RSS) and a re-export after one snapshot changed.
+// export (time and peak RSS), a re-export with nothing changed (beside
+// find -newer) and one after one snapshot changed.
 // The baseline is Debian's hugo building a site with one page per
 // snapshot, in the same run; pages per second of both are logged and
 // named in the rows.
@@ -76,6 +77,10 @@ func runExport(b *B) error {
 			row.Work = fmt.Sprintf("export %s, first (%.0f pages/s, hugo %.0f)", n, pages/first.Wall.Seconds(), pages/hugo2.Wall.Seconds())
 		}
 		b.Add(row)
+	}
+
+	if err == nil {
+		b.nothingChanged(c, "export "+n+", nothing changed", "export")
 	}
 
 	// One snapshot changes between repetitions: its title is edited by

@@ -259,7 +259,8 @@ const (
 	Bytes
 	BytesPerSecond
 	Percent
-	Ratio // a plain number: time per snapshot at the largest size over the smallest
+	Ratio  // a plain number: time per snapshot at the largest size over the smallest
+	Number // a count per unit of work, e.g. stat calls per snapshot
 )
 
 // Goal is a PRODUCT.md target for a row; zero fields are unset.
@@ -347,6 +348,8 @@ func format(u Unit, v float64) string {
 		return fmt.Sprintf("%.2f %%", v)
 	case Ratio:
 		return fmt.Sprintf("%.2f×", v)
+	case Number:
+		return fmt.Sprintf("%.2f", v)
 	}
 	switch {
 	case v < 0.01:
@@ -366,6 +369,8 @@ func formatGoal(u Unit, v float64) string {
 		return fmt.Sprintf("%g MB/s", v/1e6)
 	case u == Percent:
 		return fmt.Sprintf("%g %%", v)
+	case u == Number:
+		return fmt.Sprintf("%g", v)
 	case v < 1:
 		return fmt.Sprintf("%g ms", v*1000)
 	}
