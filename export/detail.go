@@ -131,7 +131,10 @@ var resultMarker = []byte(`"ArchiveResult"`)
 // only at the lines that can be results (Process and Binary lines are
 // skipped unread).
 func parseResults(data []byte) []archive.Result {
-	var out []archive.Result
+	// As many as the lines that can be results, at most: one allocation
+	// where appending one at a time made five for ten results (a Result
+	// is 300 bytes; 9 KB a snapshot page).
+	out := make([]archive.Result, 0, bytes.Count(data, resultMarker))
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
