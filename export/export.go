@@ -579,7 +579,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 			l := s.seen.get(h)
 			ss.Off, ss.Len = l.off, int64(l.n)
 			f := s.folders.of(ss.Dir) // kept pages keep the folder's new ctime
-			ss.Folder, ss.CTime = f.sig, f.ctime
+			ss.Folder, ss.CTime, ss.Paged = f.sig, f.ctime, f.page
 			s.next.Snaps[h] = ss
 		}
 	} else {
@@ -587,7 +587,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		// folders not looked at keep what the state knew of them.
 		s.folders.looked(func(h uint64, f folderSeen) {
 			if ss, ok := s.next.Snaps[h]; ok {
-				ss.Folder, ss.CTime = f.sig, f.ctime
+				ss.Folder, ss.CTime, ss.Paged = f.sig, f.ctime, f.page
 				s.next.Snaps[h] = ss
 			}
 		})

@@ -26,6 +26,11 @@ import (
 type folderSeen struct {
 	sig   uint64 // hash of the names, index.html and temp names left out
 	ctime int64  // ns; 0 when the folder could not be looked at or changed too recently to trust
+	// page: the folder held its page (index.html, a regular file) when
+	// ctime was taken, or since, as seen while its ctime had not moved:
+	// while it has not, the page is there without a look (removing or
+	// replacing it moves the ctime).
+	page bool
 }
 
 // folders caches folderSeen by snapshot folder (its hashString, as the
@@ -66,14 +71,14 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 			var mine []string
 			seen := make([]folderSeen, len(list))
 			for i, ss := range list {
-				seen[i] = fs.read(ss.Dir, ss.CTime, ss.Folder)
+				seen[i] = fs.read(ss.Dir, ss.seen())
 				if seen[i].sig != ss.Folder {
 					mine = append(mine, ss.Dir)
 				}
 			}
 			fs.mu.Lock()
 			for i, ss := range list {
-				if seen[i] != (folderSeen{sig: ss.Folder, ctime: ss.CTime}) {
+				if seen[i] != ss.seen() {
 					fs.m[hashString(ss.Dir)] = seen[i]
 				}
 			}
@@ -130,9 +135,9 @@ func (fs *folders) of(dir string) folderSeen {
 		return f
 	}
 	if ss, ok := fs.known[h]; ok {
-		return folderSeen{sig: ss.Folder, ctime: ss.CTime}
+		return ss.seen()
 	}
-	f = fs.read(dir, 0, 0)
+	f = fs.read(dir, folderSeen{})
 	fs.mu.Lock()
 	if fs.m == nil {
 		fs.m = map[uint64]folderSeen{}
@@ -150,7 +155,7 @@ func (fs *folders) detach() {
 	defer fs.mu.Unlock()
 	for h, ss := range fs.known {
 		if _, ok := fs.m[h]; !ok {
-			fs.m[h] = folderSeen{sig: ss.Folder, ctime: ss.CTime}
+			fs.m[h] = ss.seen()
 		}
 	}
 	fs.known = nil
@@ -166,24 +171,28 @@ func (fs *folders) looked(fn func(h uint64, f folderSeen)) {
 	}
 }
 
-// read stats dir and, unless its ctime is still ctime (whose listing hashed
-// to sig), lists it.
-func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
+// read stats dir and, unless its ctime is still was's (whose listing
+// hashed to was.sig), lists it.
+func (fs *folders) read(dir string, was folderSeen) folderSeen {
 	var st unix.Stat_t
 	if fs.lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return folderSeen{}
 	}
 	now := st.Ctim.Nano()
-	if ctime != 0 && now == ctime {
-		return folderSeen{sig: sig, ctime: now}
+	if was.ctime != 0 && now == was.ctime {
+		return was
 	}
 	entries, err := readDir(fs.root + "/" + dir)
 	if err != nil {
 		return folderSeen{}
 	}
 	var sum uint64 // so the listing's order does not matter
+	page := false
 	for _, e := range entries {
 		name := e.Name()
+		if name == RootPage && e.Type().IsRegular() {
+			page = true
+		}
 		if strings.HasPrefix(name, RootPage) || archive.IsTemp(name) {
 			continue // the page itself, and writes in progress
 		}
@@ -192,7 +201,29 @@ func (fs *folders) read(dir string, ctime int64, sig uint64) folderSeen {
 	if now >= fs.trustBefore {
 		now = 0
 	}
-	return folderSeen{sig: sum, ctime: now}
+	return folderSeen{sig: sum, ctime: now, page: page && now != 0}
+}
+
+// knownOf returns what is known of dir without looking at it: what look
+// found, else what the last export saw.
+func (fs *folders) knownOf(dir string) (folderSeen, bool) {
+	h := hashString(dir)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f, ok := fs.m[h]; ok {
+		return f, true
+	}
+	ss, ok := fs.known[h]
+	return ss.seen(), ok
+}
+
+// sawPage records that dir's page was found there while the folder's
+// ctime was still f's.
+func (fs *folders) sawPage(dir string, f folderSeen) {
+	f.page = true
+	fs.mu.Lock()
+	fs.m[hashString(dir)] = f
+	fs.mu.Unlock()
 }
 
 // lstat is lstat of the folder dir of the collection: relative to its
@@ -208,15 +239,28 @@ func (fs *folders) lstat(dir string, st *unix.Stat_t) error {
 }
 
 // pageThere reports whether the page of the snapshot folder dir is on
-// disk. In place it is stat'ed as look stats folders: at 100k snapshots a
-// root page rewritten for a snapshot added asks it of each of its kept
-// snapshots, in the stream that hands out the root pages.
+// disk. At 100k snapshots a root page rewritten for a snapshot added asks
+// it of each of its kept snapshots, in the stream that hands out the root
+// pages: in place, a folder whose ctime has not moved since its page was
+// seen there is not looked at again (the look stat'ed it already), and
+// the others are stat'ed as look stats folders.
 func (s *site) pageThere(dir string) bool {
 	if !s.inPlace {
 		return exists(s.abs(dir + "/" + RootPage))
 	}
+	f, ok := s.folders.knownOf(dir)
+	if ok && f.ctime != 0 && f.page {
+		return true
+	}
+	testEvent("page looked for")
 	var st unix.Stat_t
-	return s.folders.lstat(dir+"/"+RootPage, &st) == nil
+	if s.folders.lstat(dir+"/"+RootPage, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	if ok && f.ctime != 0 {
+		s.folders.sawPage(dir, f)
+	}
+	return true
 }
 
 // splitBase splits a folder of the current layout,

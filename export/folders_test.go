@@ -22,17 +22,17 @@ func TestFolderTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	recent := folders{root: root, trustBefore: time.Now().Add(-time.Hour).UnixNano()}
-	if f := recent.read("snap", 0, 0); f.ctime != 0 || f.sig == 0 {
+	if f := recent.read("snap", folderSeen{}); f.ctime != 0 || f.sig == 0 {
 		t.Errorf("a folder changed within the window: %+v, want its names and no ctime", f)
 	}
 	old := folders{root: root, trustBefore: time.Now().Add(time.Hour).UnixNano()}
-	f := old.read("snap", 0, 0)
+	f := old.read("snap", folderSeen{})
 	if f.ctime == 0 || f.sig == 0 {
 		t.Fatalf("an older folder: %+v, want its names and ctime", f)
 	}
 	// Held: the names are not read again while the ctime holds (a sig
 	// passed in is returned as it is).
-	if g := old.read("snap", f.ctime, 42); g.sig != 42 {
+	if g := old.read("snap", folderSeen{sig: 42, ctime: f.ctime}); g.sig != 42 {
 		t.Errorf("a folder whose ctime holds was listed again: %+v", g)
 	}
 }
@@ -177,7 +177,7 @@ func TestFolderReadRelative(t *testing.T) {
 	}
 	fs := folders{root: root, trustBefore: time.Now().Add(time.Hour).UnixNano()}
 	for _, dir := range []string{snap, moved} {
-		got := fs.read(dir, 0, 0)
+		got := fs.read(dir, folderSeen{})
 		var want uint64
 		entries, err := os.ReadDir(filepath.Join(root, dir))
 		if err != nil {
@@ -190,7 +190,7 @@ func TestFolderReadRelative(t *testing.T) {
 			t.Errorf("read(%s) = %+v, want the names' sum %d and a ctime", dir, got, want)
 		}
 	}
-	if got := fs.read("archive/users/alice/snapshots/20240101/example.com/gone", 0, 0); got != (folderSeen{}) {
+	if got := fs.read("archive/users/alice/snapshots/20240101/example.com/gone", folderSeen{}); got != (folderSeen{}) {
 		t.Errorf("a folder that is not there: %+v", got)
 	}
 	if len(fs.bases.fds) != 2 {
@@ -200,7 +200,7 @@ func TestFolderReadRelative(t *testing.T) {
 	if fs.bases.fds != nil {
 		t.Errorf("after close: %v", fs.bases.fds)
 	}
-	if got := fs.read(snap, 0, 0); got.sig == 0 {
+	if got := fs.read(snap, folderSeen{}); got.sig == 0 {
 		t.Errorf("read after close: %+v, want the folder seen again", got)
 	}
 	fs.bases.close()
@@ -238,7 +238,7 @@ func TestLookKeepsChangedFolders(t *testing.T) {
 	first := folders{root: root, trustBefore: trusted}
 	prev := newState(0)
 	for _, d := range dirs {
-		f := first.read(d, 0, 0)
+		f := first.read(d, folderSeen{})
 		prev.Snaps[hashString(d)] = snapState{Dir: d, Folder: f.sig, CTime: f.ctime}
 	}
 	first.bases.close()
@@ -260,7 +260,7 @@ func TestLookKeepsChangedFolders(t *testing.T) {
 		t.Errorf("looked went through %d folders, want 1", n)
 	}
 	for _, d := range dirs {
-		want := fs.read(d, 0, 0)
+		want := fs.read(d, folderSeen{})
 		if got := fs.of(d); got != want {
 			t.Errorf("of(%s) = %+v, want %+v", d, got, want)
 		}
@@ -271,7 +271,7 @@ func TestLookKeepsChangedFolders(t *testing.T) {
 		t.Fatalf("after detach: known %v, %d folders kept; want none and 3", fs.known, len(fs.m))
 	}
 	for _, d := range dirs {
-		if got, want := fs.of(d), fs.read(d, 0, 0); got != want {
+		if got, want := fs.of(d), fs.read(d, folderSeen{}); got != want {
 			t.Errorf("after detach, of(%s) = %+v, want %+v", d, got, want)
 		}
 	}

@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/folio-archive/folio/archive"
+	"github.com/folio-archive/folio/archive/catalog"
 	"github.com/folio-archive/folio/gen"
 )
 
@@ -201,5 +203,55 @@ func TestRowCacheTempRemoved(t *testing.T) {
 	run()
 	if _, err := os.Lstat(temp); !os.IsNotExist(err) {
 		t.Errorf("%s left behind (%v)", temp, err)
+	}
+}
+
+// TestKeptPagesNotLookedFor: when every root page is written again (a
+// snapshot gone from the top of the list), the pages of the snapshots
+// kept are not looked for on disk when their folders' ctimes have not
+// moved since their pages were seen there; a page deleted by hand moves
+// its folder's ctime, is looked for, and is written again.
+func TestKeptPagesNotLookedFor(t *testing.T) {
+	dir, m, c := generatedIn(t, 60, 5)
+	events := countEvents(t)
+	export := func() Stats {
+		t.Helper()
+		clear(events)
+		st, err := Run(context.Background(), Options{Collection: c, PageSize: 20}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	export()
+	// The pages written moved their folders' ctimes: once those are older
+	// than the trust window, an export lists the folders and sees the
+	// pages in them.
+	time.Sleep(catalog.ListingAge + 100*time.Millisecond)
+	export()
+
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(order[0].Dir)), filepath.Join(t.TempDir(), "parked")); err != nil {
+		t.Fatal(err)
+	}
+	st := export()
+	if st.RootWritten+st.RootSame != 3 || events["pass2"] != 1 || events["page looked for"] != 0 {
+		t.Fatalf("with the newest snapshot gone: %d pages looked for, want none; events %v, %+v", events["page looked for"], events, st)
+	}
+
+	gone := filepath.Join(dir, filepath.FromSlash(order[30].Dir), RootPage)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(order[1].Dir)), filepath.Join(t.TempDir(), "parked")); err != nil {
+		t.Fatal(err)
+	}
+	st = export()
+	if events["page looked for"] != 1 || st.Written != 1 {
+		t.Fatalf("a page deleted by hand: %d pages looked for, want 1; %+v", events["page looked for"], st)
+	}
+	if _, err := os.Stat(gone); err != nil {
+		t.Fatalf("the page deleted by hand: %v", err)
 	}
 }

@@ -69,7 +69,15 @@ func (st *state) digestWith(sum uint64) uint64 {
 // digest is one snapshot's part of its state's digest; k is the map's key.
 func (s *snapState) digest(k uint64) uint64 {
 	return mixWords(k, s.FP, s.Own, s.URL, s.Sig, uint64(s.Off), uint64(s.Len), uint64(s.Files), uint64(s.Bytes),
-		uint64(s.Sort), s.Folder, uint64(s.CTime), uint64(s.Row), uint64(s.Page), uint64(boolByte(s.Archived)))
+		uint64(s.Sort), s.Folder, uint64(s.CTime), uint64(s.Row), uint64(s.Page), uint64(s.flags()))
+}
+
+// flags is the byte the state file keeps Archived and Paged in.
+func (s *snapState) flags() byte { return boolByte(s.Archived) | boolByte(s.Paged)<<1 }
+
+// seen is what the state knows of the snapshot's folder.
+func (s *snapState) seen() folderSeen {
+	return folderSeen{sig: s.Folder, ctime: s.CTime, page: s.Paged}
 }
 
 // mixWords folds words into h, each step a bijection of the word for a
@@ -114,15 +122,21 @@ type snapState struct {
 	// neither sealed nor with outputs costs a look at its folder.
 	Archived bool
 	// Folder is the hash of the names in the snapshot folder and CTime
-	// the folder's ctime when they were listed (see folderSeen).
+	// the folder's ctime when they were listed; Paged, that its page was
+	// there then (see folderSeen).
 	Folder uint64
 	CTime  int64
+	Paged  bool
 	// Row is where the inputs of its row lie in the row cache, plus one;
 	// 0 for none (see rowCache).
 	Row int64
 }
 
-const stateMagic = "folio-export-state 7\n"
+const stateMagic = "folio-export-state 8\n"
+
+// stateMagic7 is the format before snapState.Paged, read as one whose
+// pages were not seen (they are looked for once more).
+const stateMagic7 = "folio-export-state 7\n"
 
 func newState(key uint64) *state {
 	return &state{Key: key, Snaps: map[uint64]snapState{}}
@@ -221,10 +235,11 @@ func (r *stateReader) u16() uint16 { return binary.LittleEndian.Uint16(r.take(2)
 func (r *stateReader) str() string { return string(r.take(int(r.u16()))) }
 
 func decodeState(data []byte) (*state, bool) {
-	if !bytes.HasPrefix(data, []byte(stateMagic)) {
+	v7 := bytes.HasPrefix(data, []byte(stateMagic7))
+	if !bytes.HasPrefix(data, []byte(stateMagic)) && !v7 {
 		return nil, false
 	}
-	r := &stateReader{b: data[len(stateMagic):]}
+	r := &stateReader{b: data[len(stateMagic):]} // (both are as long)
 	st := &state{Key: r.u64(), Total: r.u64()}
 	pages, snaps := r.u64(), r.u64()
 	st.ManifestSize, st.ManifestMTime = r.i64(), r.i64()
@@ -240,7 +255,9 @@ func decodeState(data []byte) (*state, bool) {
 	var sum uint64 // of the snapshots' digests, summed here rather than over the map
 	for range snaps {
 		ss := snapState{FP: r.u64(), Own: r.u64(), URL: r.u64(), Sig: r.u64(), Off: r.i64(), Len: r.i64(),
-			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Folder: r.u64(), CTime: r.i64(), Row: r.i64(), Page: r.u32(), Archived: r.take(1)[0] == 1}
+			Files: r.i64(), Bytes: r.i64(), Sort: r.i64(), Folder: r.u64(), CTime: r.i64(), Row: r.i64(), Page: r.u32()}
+		flags := r.take(1)[0]
+		ss.Archived, ss.Paged = flags&1 != 0, flags&2 != 0 && !v7
 		ss.Dir = r.str()
 		if r.bad {
 			return nil, false
@@ -282,7 +299,7 @@ func (st *state) write(path string) error {
 				b = le.AppendUint64(b, v)
 			}
 			b = le.AppendUint32(b, s.Page)
-			b = append(b, boolByte(s.Archived))
+			b = append(b, s.flags())
 			b = appendStateString(b, s.Dir)
 			if len(b) > 1<<16-512 {
 				if _, err := w.Write(b); err != nil {
@@ -362,7 +379,7 @@ func memberSig(it *item) uint64 {
 func (s *site) snapStateOf(it *item) snapState {
 	f := s.folders.of(it.Dir)
 	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
-		Archived: it.archived, Sort: it.sort, Page: uint32(it.page), Folder: f.sig, CTime: f.ctime}
+		Archived: it.archived, Sort: it.sort, Page: uint32(it.page), Folder: f.sig, CTime: f.ctime, Paged: f.page}
 }
 
 // ownFP is what a snapshot's own row, manifest record and page depend

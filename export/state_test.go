@@ -1,6 +1,7 @@
 package export
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -20,7 +21,7 @@ func TestStateDigest(t *testing.T) {
 			n := int64(10 * (i + 1))
 			st.Snaps[hashString(dir)] = snapState{Dir: dir, FP: uint64(n), Own: uint64(n + 1), URL: uint64(n + 2), Sig: uint64(n + 3),
 				Off: n + 4, Len: n + 5, Files: n + 6, Bytes: n + 7, Sort: n + 8, Page: uint32(n + 9), Archived: i == 1,
-				Folder: uint64(n + 10), CTime: n + 11, Row: n + 12}
+				Folder: uint64(n + 10), CTime: n + 11, Row: n + 12, Paged: i == 2}
 		}
 		return st
 	}
@@ -33,8 +34,24 @@ func TestStateDigest(t *testing.T) {
 	if err != nil || read == nil {
 		t.Fatalf("read back: %v, %v", read, err)
 	}
-	if read.disk != base.digest() {
-		t.Fatalf("digest read back %x, written %x", read.disk, base.digest())
+	if read.disk != base.digest() || !reflect.DeepEqual(read.Snaps, base.Snaps) {
+		t.Fatalf("digest read back %x, written %x; snapshots %+v, written %+v", read.disk, base.digest(), read.Snaps, base.Snaps)
+	}
+	// A state of the format before Paged: its pages not seen, the rest
+	// as it was.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v7, ok := decodeState(append([]byte(stateMagic7), data[len(stateMagic):]...))
+	if !ok {
+		t.Fatal("a state of format 7 not read")
+	}
+	for h, ss := range base.Snaps {
+		ss.Paged = false
+		if v7.Snaps[h] != ss {
+			t.Errorf("format 7: %+v, want %+v", v7.Snaps[h], ss)
+		}
 	}
 	// Every field, changed alone.
 	changed := func(what string, st *state) {
