@@ -54,6 +54,11 @@ type folders struct {
 	// often none), so that neither the look nor the state written after
 	// it goes through every folder again.
 	known map[uint64]snapState
+	// all: the look stat'ed every folder of known; else checked holds
+	// those it stat'ed (a watched export looks only at what changed).
+	// Only for those is a page seen at their ctime known to be there.
+	all     bool
+	checked map[uint64]bool
 }
 
 // look stats the folders exported last time, in parallel, and lists those
@@ -95,6 +100,14 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 		}
 	}
 	fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
+	fs.all, fs.checked = only == nil, map[uint64]bool{}
+	if !fs.all {
+		inner := add
+		add = func(ss snapState) {
+			fs.checked[hashString(ss.Dir)] = true
+			inner(ss)
+		}
+	}
 	switch {
 	case only == nil:
 		for _, ss := range prev.Snaps {
@@ -204,12 +217,16 @@ func (fs *folders) read(dir string, was folderSeen) folderSeen {
 	return folderSeen{sig: sum, ctime: now, page: page && now != 0}
 }
 
-// knownOf returns what is known of dir without looking at it: what look
-// found, else what the last export saw.
-func (fs *folders) knownOf(dir string) (folderSeen, bool) {
+// checkedOf returns what is known of dir without looking at it when
+// this export's look stat'ed it: what look found, else what the last
+// export saw, which look found still so.
+func (fs *folders) checkedOf(dir string) (folderSeen, bool) {
 	h := hashString(dir)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	if !fs.all && !fs.checked[h] {
+		return folderSeen{}, false
+	}
 	if f, ok := fs.m[h]; ok {
 		return f, true
 	}
@@ -241,14 +258,15 @@ func (fs *folders) lstat(dir string, st *unix.Stat_t) error {
 // pageThere reports whether the page of the snapshot folder dir is on
 // disk. At 100k snapshots a root page rewritten for a snapshot added asks
 // it of each of its kept snapshots, in the stream that hands out the root
-// pages: in place, a folder whose ctime has not moved since its page was
-// seen there is not looked at again (the look stat'ed it already), and
-// the others are stat'ed as look stats folders.
+// pages: in place, a folder this export's look found with the ctime at
+// which its page was seen there is not looked at again, and the others
+// (also those a watched export's look passed over: the watcher does not
+// report a page deleted) are stat'ed as look stats folders.
 func (s *site) pageThere(dir string) bool {
 	if !s.inPlace {
 		return exists(s.abs(dir + "/" + RootPage))
 	}
-	f, ok := s.folders.knownOf(dir)
+	f, ok := s.folders.checkedOf(dir)
 	if ok && f.ctime != 0 && f.page {
 		return true
 	}

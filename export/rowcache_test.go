@@ -210,7 +210,8 @@ func TestRowCacheTempRemoved(t *testing.T) {
 // snapshot gone from the top of the list), the pages of the snapshots
 // kept are not looked for on disk when their folders' ctimes have not
 // moved since their pages were seen there; a page deleted by hand moves
-// its folder's ctime, is looked for, and is written again.
+// its folder's ctime, is looked for, and is written again, also by a
+// watched export, which looks only at the folders the watcher named.
 func TestKeptPagesNotLookedFor(t *testing.T) {
 	dir, m, c := generatedIn(t, 60, 5)
 	events := countEvents(t)
@@ -253,5 +254,24 @@ func TestKeptPagesNotLookedFor(t *testing.T) {
 	}
 	if _, err := os.Stat(gone); err != nil {
 		t.Fatalf("the page deleted by hand: %v", err)
+	}
+
+	// A watched export looks only at the folders the watcher names, and
+	// the watcher does not name one whose page was deleted: that page is
+	// looked for all the same.
+	gone = filepath.Join(dir, filepath.FromSlash(order[40].Dir), RootPage)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(order[2].Dir)), filepath.Join(t.TempDir(), "parked")); err != nil {
+		t.Fatal(err)
+	}
+	clear(events)
+	st, err := Run(context.Background(), Options{Collection: c, PageSize: 20, Watched: true, Changed: []string{order[2].Dir}}, archive.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gone); err != nil || st.Written != 1 {
+		t.Fatalf("a page deleted by hand, under watch: %v; %+v", err, st)
 	}
 }
