@@ -272,10 +272,10 @@ func (s *site) pageThere(dir string) bool {
 	}
 	testEvent("page looked for")
 	var st unix.Stat_t
-	if s.folders.lstat(dir+"/"+RootPage, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if s.folders.lstat(dir+"/"+RootPage, &st) != nil {
 		return false
 	}
-	if ok && f.ctime != 0 {
+	if ok && f.ctime != 0 && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		s.folders.sawPage(dir, f)
 	}
 	return true
