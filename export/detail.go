@@ -20,14 +20,15 @@ import (
 // snapshot reads one snapshot's records from its folder, writes its page
 // when dirty (copying the folder first for --out), and fills its row. The
 // row of a snapshot whose page is kept is made from the row cache when
-// cached (its snapState.Row) finds it there.
-func (s *site) snapshot(it *item, dirty bool, cached int64, from string, rv *rowView, sr *shardRow) (snapState, error) {
+// cached (its snapState.Row) finds it there (in spans, the page's records
+// read at once, or by a read of its own).
+func (s *site) snapshot(it *item, dirty bool, cached int64, spans rowSpans, from string, rv *rowView, sr *shardRow) (snapState, error) {
 	ss := s.snapStateOf(it)
 	snap := it.Snapshot
 	var results []archive.Result
 	in, ok := rowInputs{}, false
 	if !dirty {
-		in, ok = s.rows.get(cached, it.Dir, it.own)
+		in, ok = s.rows.getIn(spans, cached, it.Dir, it.own)
 	}
 	row := cached
 	if ok {

@@ -117,6 +117,17 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 		g.Go(func() error { return err })
 		return
 	}
+	// The cached rows of the page's kept snapshots, read at once.
+	var spans rowSpans
+	if pageDirty {
+		var offs []int64
+		for i := range items {
+			if !dirty[i] {
+				offs = append(offs, cached[i])
+			}
+		}
+		spans = s.rows.readSpans(offs)
+	}
 	for i := range items {
 		it := &items[i]
 		h := hashString(it.Dir)
@@ -130,7 +141,7 @@ func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item)
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ss, err := s.snapshot(it, dirty, cached[i], from, &rows[i], &shard[i])
+			ss, err := s.snapshot(it, dirty, cached[i], spans, from, &rows[i], &shard[i])
 			if err != nil {
 				return err
 			}

@@ -103,15 +103,13 @@ func (c *rowCache) get(off int64, dir string, own uint64) (rowInputs, bool) {
 	if c == nil || c.read == nil || off <= 0 {
 		return rowInputs{}, false
 	}
-	buf := make([]byte, 1024) // most records fit
+	buf := make([]byte, recordGuess)
 	n, err := c.read.ReadAt(buf, off-1)
-	if n < rowHeader || err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return rowInputs{}, false
 	}
-	le := binary.LittleEndian
-	size := int(le.Uint32(buf))
-	sum := le.Uint32(buf[4:])
-	if le.Uint64(buf[8:]) != hashString(dir) || le.Uint64(buf[16:]) != c.key || le.Uint64(buf[24:]) != own || size > 1<<24 {
+	size, ok := c.header(buf[:n], dir, own)
+	if !ok {
 		return rowInputs{}, false
 	}
 	if rowHeader+size > n {
@@ -122,11 +120,101 @@ func (c *rowCache) get(off int64, dir string, own uint64) (rowInputs, bool) {
 			return rowInputs{}, false
 		}
 	}
-	rec := buf[8 : rowHeader+size]
-	if crc32.Checksum(rec, castagnoli) != sum {
+	return decodeRecord(buf[:rowHeader+size], dir)
+}
+
+// recordGuess is how much of the cache a look at one record reads first:
+// most records fit.
+const recordGuess = 1024
+
+// header checks the header of the record at the start of buf (which
+// holds at least its header) against dir, the export's key and own, and
+// returns the size of its payload.
+func (c *rowCache) header(buf []byte, dir string, own uint64) (int, bool) {
+	if len(buf) < rowHeader {
+		return 0, false
+	}
+	le := binary.LittleEndian
+	size := int(le.Uint32(buf))
+	if le.Uint64(buf[8:]) != hashString(dir) || le.Uint64(buf[16:]) != c.key || le.Uint64(buf[24:]) != own || size > 1<<24 {
+		return 0, false
+	}
+	return size, true
+}
+
+// decodeRecord checks the checksum of a whole record, header included,
+// and decodes its payload.
+func decodeRecord(rec []byte, dir string) (rowInputs, bool) {
+	if crc32.Checksum(rec[8:], castagnoli) != binary.LittleEndian.Uint32(rec[4:]) {
 		return rowInputs{}, false
 	}
-	return decodeRow(rec[rowHeader-8:], dir)
+	return decodeRow(rec[rowHeader:], dir)
+}
+
+// rowSpans are parts of the cache read at once: the records of a root
+// page's kept rows, which the export reads together, lie mostly side by
+// side (a --full export appends them in list order), and one read of
+// them all costs one system call instead of one per row.
+type rowSpans []rowSpan
+
+type rowSpan struct {
+	off  int64 // of data[0] in the file
+	data []byte
+}
+
+// maxSpan bounds one read; maxGap is the most bytes between two records
+// read over rather than read apart.
+const (
+	maxSpan = 1 << 20
+	maxGap  = 4096
+)
+
+// readSpans reads the records at offs (snapState.Row values, 0 for none)
+// in as few reads as their places allow.
+func (c *rowCache) readSpans(offs []int64) rowSpans {
+	if c == nil || c.read == nil {
+		return nil
+	}
+	var at []int64
+	for _, o := range offs {
+		if o > 0 {
+			at = append(at, o-1)
+		}
+	}
+	slices.Sort(at)
+	var out rowSpans
+	for i := 0; i < len(at); {
+		start, end := at[i], at[i]+recordGuess
+		j := i + 1
+		for ; j < len(at) && at[j] <= end+maxGap && at[j]+recordGuess-start <= maxSpan; j++ {
+			end = max(end, at[j]+recordGuess)
+		}
+		buf := make([]byte, end-start)
+		n, err := c.read.ReadAt(buf, start)
+		if err == nil || errors.Is(err, io.EOF) {
+			testEvent("row cache span read")
+			out = append(out, rowSpan{off: start, data: buf[:n]})
+		}
+		i = j
+	}
+	return out
+}
+
+// getIn is get, from spans when they hold the whole record.
+func (c *rowCache) getIn(spans rowSpans, off int64, dir string, own uint64) (rowInputs, bool) {
+	if off > 0 {
+		at := off - 1
+		i, _ := slices.BinarySearchFunc(spans, at, func(s rowSpan, at int64) int { return cmp.Compare(s.off, at+1) })
+		if i > 0 {
+			sp := spans[i-1]
+			buf := sp.data[min(at-sp.off, int64(len(sp.data))):]
+			if size, ok := c.header(buf, dir, own); ok && rowHeader+size <= len(buf) {
+				testEvent("row from span")
+				return decodeRecord(buf[:rowHeader+size], dir)
+			}
+		}
+	}
+	return c.get(off, dir, own)
 }
 
 // put appends the inputs of dir's row and returns their offset for

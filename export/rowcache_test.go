@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +66,12 @@ func TestRowsFromCache(t *testing.T) {
 	st := export(false)
 	if st.Written != 1 || st.RootWritten+st.RootSame != 5 || events["row from cache"] != 90 {
 		t.Fatalf("with a snapshot added: %d rows from the cache, want 90; %+v", events["row from cache"], st)
+	}
+	// The rows of a root page lie near each other in the cache (written
+	// as the pages' workers finished): read a page at a time, a few reads
+	// a page at most, not one a row.
+	if n := events["row cache span read"]; n < 5 || n > 35 || events["row from span"] != 90 {
+		t.Fatalf("with a snapshot added: %d reads of the row cache for 5 root pages of 18 kept rows, want 5 to 35; %d rows from them, want 90", n, events["row from span"])
 	}
 	sameAsFull("added")
 
@@ -273,5 +281,55 @@ func TestKeptPagesNotLookedFor(t *testing.T) {
 	}
 	if _, err := os.Stat(gone); err != nil || st.Written != 1 {
 		t.Fatalf("a page deleted by hand, under watch: %v; %+v", err, st)
+	}
+}
+
+// TestRowSpans: the records read a page at a time are those a read of
+// each finds, a record the spans hold only in part or not at all is read
+// on its own, and records far apart are read apart.
+func TestRowSpans(t *testing.T) {
+	statePath := filepath.Join(t.TempDir(), "x.state")
+	c := openRowCache(statePath, 7, false)
+	var offs []int64
+	dirOf := func(i int) string { return "archive/users/u/snapshots/20200101/example.com/" + strconv.Itoa(i) }
+	for i := range 40 {
+		d := dirOf(i)
+		f := &files{dir: d, seen: map[string]*Ref{"favicon.ico": {Rel: d + "/favicon.ico", Size: 3}}}
+		name := strings.Repeat("x", 1+i%7*300) // records of 40 to 2,000 bytes
+		in := rowInputs{f: f, outs: []output{{Plugin: "wget", Ref: Ref{Rel: d + "/wget/" + name + ".html"}, Recorded: true}}}
+		offs = append(offs, c.put(d, 1, in))
+	}
+	c.sync()
+	c.close()
+	c = openRowCache(statePath, 7, false)
+	defer c.close()
+	events := countEvents(t)
+	// Every other record, and one far past the end of the file.
+	var want []int64
+	for i := 0; i < len(offs); i += 2 {
+		want = append(want, offs[i])
+	}
+	spans := c.readSpans(append(want, c.size+1<<20))
+	if n := events["row cache span read"]; n < 1 || n > 3 {
+		t.Fatalf("%d reads for %d records side by side, want 1 to 3", n, len(want))
+	}
+
+	for i, off := range offs {
+		got, ok := c.getIn(spans, off, dirOf(i), 1)
+		each, eok := c.get(off, dirOf(i), 1)
+		if !ok || !eok || !reflect.DeepEqual(got.outs, each.outs) || !reflect.DeepEqual(got.f.seen, each.f.seen) {
+			t.Fatalf("record %d from the spans: %v %+v, read alone: %v %+v", i, ok, got.outs, eok, each.outs)
+		}
+		if _, ok := c.getIn(spans, off, dirOf(i), 2); ok {
+			t.Fatalf("record %d found for another ownFP", i)
+		}
+	}
+	if n := events["row from span"]; n < len(want) {
+		t.Errorf("%d records decoded from the spans, want at least the %d read", n, len(want))
+	}
+	// Two records a megabyte apart are two reads.
+	clear(events)
+	if spans := c.readSpans([]int64{offs[0], offs[0] + 2<<20}); len(spans) != 2 || events["row cache span read"] != 2 {
+		t.Fatalf("records far apart: %d spans, %d reads", len(spans), events["row cache span read"])
 	}
 }
