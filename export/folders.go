@@ -92,20 +92,16 @@ func (fs *folders) look(ctx context.Context, prev *state, workers int, only []st
 			return ctx.Err()
 		})
 	}
+	fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
+	fs.all, fs.checked = only == nil, map[uint64]bool{}
 	add := func(ss snapState) {
+		if !fs.all {
+			fs.checked[hashString(ss.Dir)] = true
+		}
 		batch = append(batch, ss)
 		if len(batch) == cap(batch) {
 			flush(batch)
 			batch = make([]snapState, 0, 512)
-		}
-	}
-	fs.m, fs.known = map[uint64]folderSeen{}, prev.Snaps
-	fs.all, fs.checked = only == nil, map[uint64]bool{}
-	if !fs.all {
-		inner := add
-		add = func(ss snapState) {
-			fs.checked[hashString(ss.Dir)] = true
-			inner(ss)
 		}
 	}
 	switch {

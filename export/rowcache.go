@@ -153,7 +153,7 @@ func decodeRecord(rec []byte, dir string) (rowInputs, bool) {
 
 // rowSpans are parts of the cache read at once: the records of a root
 // page's kept rows, which the export reads together, lie mostly side by
-// side (a --full export appends them in list order), and one read of
+// side (written as the page's workers finished), and one read of
 // them all costs one system call instead of one per row.
 type rowSpans []rowSpan
 
