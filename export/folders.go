@@ -335,20 +335,21 @@ func (b *baseDirs) close() {
 // underAny returns a test of whether a folder is one of paths or lies
 // below one of them (all slash paths relative to the collection).
 func underAny(paths []string) func(dir string) bool {
-	exact := make(map[string]bool, len(paths))
-	var above []string
+	named := make(map[string]bool, len(paths))
 	for _, p := range paths {
-		exact[p] = true
-		if strings.Count(p, "/") < snapshotDepth {
-			above = append(above, p+"/")
-		}
+		named[p] = true
 	}
+	// dir and the folders above it are looked up, not each path tried in
+	// turn: a watcher out of watches names thousands of folders.
+	// A path at a snapshot folder's depth or below names only itself.
 	return func(dir string) bool {
-		if exact[dir] {
+		if named[dir] {
 			return true
 		}
-		for _, p := range above {
-			if strings.HasPrefix(dir, p) {
+		depth := strings.Count(dir, "/")
+		for p := dir; depth > 0; depth-- {
+			p = p[:strings.LastIndexByte(p, '/')]
+			if depth-1 < snapshotDepth && named[p] {
 				return true
 			}
 		}

@@ -99,13 +99,17 @@ func TestWatchedExportLooksOnlyAtChangedFolders(t *testing.T) {
 }
 
 func TestUnderAny(t *testing.T) {
-	under := underAny([]string{"archive/users/u/snapshots/20240101/a.com", "archive/users/u/snapshots/20240102/b.com/id1"})
+	under := underAny([]string{"archive/users/u/snapshots/20240101/a.com", "archive/users/u/snapshots/20240102/b.com/id1", "archive/users/v", "archive/1700000000"})
 	for dir, want := range map[string]bool{
 		"archive/users/u/snapshots/20240101/a.com/id9":   true,
 		"archive/users/u/snapshots/20240101/a.comx/id9":  false,
 		"archive/users/u/snapshots/20240102/b.com/id1":   true,
 		"archive/users/u/snapshots/20240102/b.com/id10":  false,
 		"archive/users/u/snapshots/20240102/b.com/id1/x": false, // not a snapshot folder; ids are exact
+		"archive/users/v/snapshots/20240101/c.com/id2":   true,
+		"archive/users/vw/snapshots/20240101/c.com/id2":  false,
+		"archive/1700000000":                             true, // a legacy snapshot folder
+		"archive/1700000000.5":                           false,
 	} {
 		if got := under(dir); got != want {
 			t.Errorf("underAny(%s) = %v, want %v", dir, got, want)

@@ -22,21 +22,22 @@ type Handler struct {
 	// InOutput), and returns a line saying what it wrote. It takes the
 	// collection's lock itself.
 	Export func(ctx context.Context, scope ExportScope) (string, error)
-	// Partial, when set, reports whether the watcher misses some folders
-	// (Watcher.Partial): an export then looks at every folder.
-	Partial func() bool
-	P       archive.Printer
+	// Unwatched, when set, returns the folders the watcher misses
+	// (Watcher.Unwatched): every export looks at them and all they hold
+	// besides the folders changes named, or at every folder when all.
+	Unwatched func() (folders []string, all bool)
+	P         archive.Printer
 
 	exportDue bool            // the catalog or an output changed since the last export
 	rewrite   map[string]bool // snapshot folders whose pages the next export writes again
 	// changed holds the paths of every event since the last export (a
-	// snapshot folder for an event inside one); blind is set when events
-	// may have been lost since, partial once some folders go unwatched.
-	changed        map[string]bool
-	blind, partial bool
-	exported       bool            // an export ran (the first batch always exports)
-	applied        bool            // a batch was applied
-	reported       map[string]bool // problems and hints already printed
+	// snapshot folder for an event inside one) and the unwatched folders
+	// looked at; blind is set when events may have been lost since.
+	changed  map[string]bool
+	blind    bool
+	exported bool            // an export ran (the first batch always exports)
+	applied  bool            // a batch was applied
+	reported map[string]bool // problems and hints already printed
 }
 
 // Result is what one Apply did.
@@ -95,9 +96,18 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		h.hints(b)
 	}
 	if h.Export != nil && (h.exportDue || !h.exported) {
+		// A folder the watcher misses may have changed unseen: the export
+		// looks at it as at one an event named.
+		blind := h.blind
+		if h.Unwatched != nil {
+			folders, all := h.Unwatched()
+			blind = blind || all
+			for _, dir := range folders {
+				h.noteChanged(dir)
+			}
+		}
 		scope := ExportScope{Rewrite: slices.Sorted(maps.Keys(h.rewrite)),
-			Watched: h.exported && !h.blind && !h.partial && (h.Partial == nil || !h.Partial()),
-			Changed: slices.Sorted(maps.Keys(h.changed))}
+			Watched: h.exported && !blind, Changed: slices.Sorted(maps.Keys(h.changed))}
 		line, err := h.Export(ctx, scope)
 		if err != nil {
 			return res, err
@@ -135,21 +145,28 @@ func (h *Handler) note(b Batch) {
 	if b.Rescan {
 		h.blind = true
 	}
-	if len(b.Roots) > 0 {
-		h.partial = true // nobody watches those folders: every export looks at all
+	for _, dir := range b.Roots { // folders nobody watches, looked at
+		h.noteChanged(dir)
 	}
 	for _, e := range b.Events {
-		if e.Path != archive.ArchiveDir && !strings.HasPrefix(e.Path, archive.ArchiveDir+"/") {
-			continue
-		}
-		if h.changed == nil {
-			h.changed = map[string]bool{}
-		}
-		if _, dir := Classify(e.Path); dir != "" {
-			h.changed[dir] = true
-		} else {
-			h.changed[e.Path] = true
-		}
+		h.noteChanged(e.Path)
+	}
+}
+
+// noteChanged adds a changed path of the archive folder to the next
+// export's scope: the snapshot folder it lies in, or the folder itself
+// above the snapshots' level (which stands for all below it).
+func (h *Handler) noteChanged(p string) {
+	if p != archive.ArchiveDir && !strings.HasPrefix(p, archive.ArchiveDir+"/") {
+		return
+	}
+	if h.changed == nil {
+		h.changed = map[string]bool{}
+	}
+	if _, dir := Classify(p); dir != "" {
+		h.changed[dir] = true
+	} else {
+		h.changed[p] = true
 	}
 }
 

@@ -363,7 +363,8 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 // TestHandlerTellsTheExportWhatChanged: an export after the handler's
 // first is told the folders of every event since the previous one (a
 // folder above the snapshot level as it is), and is not told it watched
-// after a batch that may have lost events, or once a folder goes unwatched.
+// after a batch that may have lost events, or when no folder is watched;
+// the folders the watcher misses are looked at by every export.
 func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	_, m, h, _ := collection(t, 4)
 	var scopes []watch.ExportScope
@@ -400,18 +401,31 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	if len(scopes) != 4 || !scopes[3].Watched || !slices.Equal(scopes[3].Changed, []string{snap}) {
 		t.Errorf("after the rescan's export: %+v, want watched again with only %s", scopes[len(scopes)-1], snap)
 	}
-	h.Partial = func() bool { return true } // the watcher ran out of watches
+	// The watcher ran out of watches: the folders it misses are looked at
+	// by every export as if an event named them (one inside a snapshot
+	// folder as that folder), and a batch's polled roots by the next.
+	unwatched := []string{domain, other + "/wget"}
+	h.Unwatched = func() ([]string, bool) { return unwatched, false }
 	apply(t, h, watch.Event{Path: snap + "/unwatched.txt"})
-	if last := scopes[len(scopes)-1]; len(scopes) != 5 || last.Watched {
-		t.Errorf("with a partial watcher: %+v, want a fifth export, not watched", last)
+	want = []string{domain, other, snap}
+	slices.Sort(want)
+	if last := scopes[len(scopes)-1]; len(scopes) != 5 || !last.Watched || !slices.Equal(last.Changed, want) {
+		t.Errorf("with folders unwatched: %+v, want a fifth export, watched, changed %v", last, want)
 	}
-	h.Partial = nil
+	h.Unwatched = nil
 	if _, err := h.Apply(context.Background(), watch.Batch{Roots: []string{domain}}); err != nil {
 		t.Fatal(err)
 	}
 	apply(t, h, watch.Event{Path: snap + "/last.txt"})
+	want = []string{domain, snap}
+	slices.Sort(want)
+	if last := scopes[len(scopes)-1]; !last.Watched || !slices.Equal(last.Changed, want) {
+		t.Errorf("after a look at an unwatched folder: %+v, want watched, changed %v", last, want)
+	}
+	h.Unwatched = func() ([]string, bool) { return nil, true } // the watcher polls
+	apply(t, h, watch.Event{Path: snap + "/polled.txt"})
 	if last := scopes[len(scopes)-1]; last.Watched {
-		t.Errorf("with an unwatched folder: %+v, want not watched", last)
+		t.Errorf("with no folder watched: %+v, want not watched", last)
 	}
 }
 

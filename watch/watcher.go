@@ -165,11 +165,17 @@ func (w *Watcher) addTree(rel string) error {
 	return nil
 }
 
-// Partial reports whether some folders go unwatched (inotify ran out of
-// watches for them, or the watcher polls): their changes show only as a
-// batch's Roots or Rescan. Call it from Apply, which runs on the
-// watcher's goroutine.
-func (w *Watcher) Partial() bool { return w.fs == nil || len(w.unwatched) > 0 }
+// Unwatched returns the folders inotify ran out of watches for, in path
+// order, each standing for all it holds: their changes show only as a
+// batch's Roots, a look every second or so. all reports that no folder is
+// watched (the watcher polls the whole tree). Call it from Apply, which
+// runs on the watcher's goroutine.
+func (w *Watcher) Unwatched() (folders []string, all bool) {
+	if w.fs == nil {
+		return nil, true
+	}
+	return slices.Sorted(maps.Keys(w.unwatched)), false
+}
 
 // add watches one folder and returns the folders below it to watch next.
 // An output folder made while watched (see Output) is watched too, not

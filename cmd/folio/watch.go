@@ -81,7 +81,7 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 	if err != nil {
 		return err
 	}
-	h.Partial = wt.Partial
+	h.Unwatched = wt.Unwatched
 	wt.Ready = func(watches int, polling bool) {
 		if polling {
 			p.Infof("watching %s by polling every %s (Ctrl-C stops)", coll.Path(archive.ArchiveDir), pollInterval(w.opts.Poll))
@@ -203,7 +203,8 @@ index change is indexed for 'folio search' too.
 
 It uses inotify, one watch per folder down to the snapshot folders. Where
 inotify's per-user watch limit (or --max-watches) is reached, the folders left
-over are looked at every 2s, and it says so; where inotify is unavailable it
+over are looked at every second or so (and, with --export, by each export),
+and it says so; where inotify is unavailable it
 polls the whole tree every 2s. --poll forces polling, for network file systems
 whose changes made on other machines inotify never sees. folio's own temp files
 and the pages an export writes are ignored. Ctrl-C stops it (exit 130).`,

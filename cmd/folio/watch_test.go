@@ -2,11 +2,14 @@ package main_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -334,5 +337,61 @@ func TestWatchExportFlushesTheManifest(t *testing.T) {
 	// What watch left is what an export finds current.
 	if _, stderr, code := runFolio(t, "-D", dir, "export"); code != 0 || !strings.Contains(stderr, "0 pages written") {
 		t.Errorf("export after watch: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestWatchExportWithWatchesRunOut: with fewer inotify watches than
+// folders, the snapshot folders go unwatched (polled). An export run for a
+// change elsewhere still looks at them: an output added by hand to one of
+// them, which changes no index and so starts no export of its own, shows
+// on its page at the next export, here the one an edited title starts.
+func TestWatchExportWithWatchesRunOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 6, Seed: 12, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every folder above the snapshot folders gets a watch, none of them.
+	above := 0
+	err = filepath.WalkDir(filepath.Join(dir, "archive"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if strings.Count(filepath.ToSlash(rel), "/") < 6 {
+			above++
+			return nil
+		}
+		return filepath.SkipDir
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startFolio(t, "-D", dir, "watch", "--export", "--max-watches", strconv.Itoa(above))
+	await(t, "the first export", w, func() bool { return strings.Contains(w.stderr(), "export: ") })
+	if want := fmt.Sprintf("%d folders are watched (the most asked for); %d more", above, len(m.Snapshots)); !strings.Contains(w.stderr(), want) {
+		t.Fatalf("no warning %q:\n%s", want, w.stderr())
+	}
+	page := func(i int) string {
+		b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(m.Snapshots[i].Dir), "index.html"))
+		return string(b)
+	}
+	snap := filepath.Join(dir, filepath.FromSlash(m.Snapshots[2].Dir))
+	if err := os.MkdirAll(filepath.Join(snap, "gallerydl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "gallerydl", "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	title := "Retitled in an unwatched folder"
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(m.Snapshots[4].Dir)), title); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the edited title on its page", w, func() bool { return strings.Contains(page(4), title) })
+	if p := page(2); !strings.Contains(p, `card card-gallerydl"`) || !strings.Contains(p, "./gallerydl/photo.jpg") {
+		t.Errorf("the output added to an unwatched folder is not on its page after the next export:\n%s", w.stderr())
+	}
+	if code := w.interrupt(t); code != 130 {
+		t.Errorf("watch exit code after SIGINT: %d, want 130", code)
 	}
 }
