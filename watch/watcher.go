@@ -241,6 +241,13 @@ func (w *Watcher) forget(rel string) {
 			_ = w.fs.Remove(filepath.Join(w.root, filepath.FromSlash(dir)))
 		}
 	}
+	// Nor is a folder gone from there polled (the event names it for the
+	// next export).
+	for dir := range w.unwatched {
+		if dir == rel || strings.HasPrefix(dir, rel+"/") {
+			delete(w.unwatched, dir)
+		}
+	}
 }
 
 // notify is the inotify loop: events are gathered into a pending batch,

@@ -3,6 +3,8 @@ package watch_test
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,12 +81,35 @@ func TestWatcherPollsWhatItCannotWatch(t *testing.T) {
 	// reaches applied only after its changes reached the catalog, so it
 	// may still be on its way.
 	wait := time.After(15 * time.Second)
+	var roots []string
 	for polled := false; !polled; {
 		select {
 		case b := <-applied:
-			polled = len(b.Roots) > 0 && !b.Rescan
+			polled, roots = len(b.Roots) > 0 && !b.Rescan, b.Roots
 		case <-wait:
 			t.Fatal("no batch looked at the unwatched folders")
+		}
+	}
+	// A polled folder removed is polled no more: once the batch with its
+	// removal (reported by its parent's watch) is applied, no look names it.
+	gone := roots[len(roots)-1]
+	if err := os.RemoveAll(c.Path(gone)); err != nil {
+		t.Fatal(err)
+	}
+	for removed := false; ; {
+		select {
+		case b := <-applied:
+			for _, e := range b.Events {
+				removed = removed || e.Path == gone && e.Removed
+			}
+			if removed && len(b.Roots) > 0 {
+				if slices.Contains(b.Roots, gone) {
+					t.Fatalf("a look after its removal names %s: %v", gone, b.Roots)
+				}
+				return
+			}
+		case <-wait:
+			t.Fatalf("no removal of %s and look after it", gone)
 		}
 	}
 }
