@@ -85,7 +85,7 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 		return res, nil
 	}
 	if b.relevant() {
-		st, err := h.reindex(ctx, b.Scope())
+		st, err := h.reindex(ctx, b.Scope(), len(b.Roots) > 0 && len(b.Events) == 0)
 		if err != nil {
 			return res, err
 		}
@@ -171,9 +171,10 @@ func (h *Handler) noteChanged(p string) {
 }
 
 // reindex runs the incremental reindex of scope (nil: the whole tree)
-// under the collection's lock. Problems are printed once each, not again
-// on every batch.
-func (h *Handler) reindex(ctx context.Context, scope []string) (catalog.ReindexStats, error) {
+// under the collection's lock; polled when the scope is unwatched folders
+// looked at on a timer (catalog.ReindexOptions.Polled). Problems are
+// printed once each, not again on every batch.
+func (h *Handler) reindex(ctx context.Context, scope []string, polled bool) (catalog.ReindexStats, error) {
 	lock, err := h.Coll.Lock("watch")
 	if err != nil {
 		return catalog.ReindexStats{}, err
@@ -183,7 +184,7 @@ func (h *Handler) reindex(ctx context.Context, scope []string) (catalog.ReindexS
 	if err != nil {
 		return catalog.ReindexStats{}, err
 	}
-	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: scope, OnProblem: func(p catalog.Problem) {
+	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: scope, Polled: polled, OnProblem: func(p catalog.Problem) {
 		if msg := p.Error(); !h.reported[msg] {
 			h.reported[msg] = true
 			h.P.Warnf("%s", msg)

@@ -241,6 +241,23 @@ func TestHandlerAppliesEachKindOfChange(t *testing.T) {
 		if got := search(t, c, "cormorants"); len(got) != 1 || got[0] != rel {
 			t.Errorf("search finds %q", got)
 		}
+		// Written in a folder nobody watches, with no index change, it is
+		// left to the next reindex of the whole tree, as such a reindex
+		// leaves it: a look on a timer trusts the index.
+		if err := os.WriteFile(txt, []byte("a word only here now: shearwaters"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.Apply(context.Background(), watch.Batch{Roots: []string{rel}})
+		if err != nil || res.Reindex.TextRead != 0 || res.Reindex.Unchanged != 1 {
+			t.Errorf("a look at the unwatched folder: %+v %v, want its text not read", res.Reindex, err)
+		}
+		res = apply(t, h, watch.Event{Path: rel + "/htmltotext/htmltotext.txt"})
+		if res.Reindex.TextRead != 1 {
+			t.Errorf("%+v, want the text an event names read", res.Reindex)
+		}
+		if got := search(t, c, "shearwaters"); len(got) != 1 || got[0] != rel {
+			t.Errorf("search finds %q", got)
+		}
 	})
 
 	t.Run("a batch looks only at the folders it names", func(t *testing.T) {

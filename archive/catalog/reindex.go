@@ -44,6 +44,12 @@ type ReindexOptions struct {
 	// left as it is. A watcher that saw which folders changed passes
 	// them here. An empty, non-nil Scope looks at nothing.
 	Scope []string
+	// Polled says the Scope's folders are looked at on a timer, not
+	// because changes were seen there (a watcher out of inotify watches
+	// looks at thousands each second): their captured text is looked at
+	// only when their index changed, as a reindex of the whole tree does,
+	// not as closely as the few folders a watcher names.
+	Polled bool
 }
 
 // ReindexStats counts what Reindex did.
@@ -96,6 +102,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 		trustBefore: opts.Now().Add(-ListingAge).UnixNano()}
 	if opts.Scope != nil {
 		w.scope = cleanScope(opts.Scope)
+		w.close = !opts.Polled
 	}
 	if w.skip, err = c.coll.HiddenDirs(); err != nil {
 		return stats, err

@@ -203,11 +203,11 @@ index change is indexed for 'folio search' too.
 
 It uses inotify, one watch per folder down to the snapshot folders. Where
 inotify's per-user watch limit (or --max-watches) is reached, the folders left
-over are looked at every second or so (and, with --export, by each export),
-and it says so; where inotify is unavailable it
-polls the whole tree every 2s. --poll forces polling, for network file systems
-whose changes made on other machines inotify never sees. folio's own temp files
-and the pages an export writes are ignored. Ctrl-C stops it (exit 130).`,
+over are looked at every second or so (and, with --export, by each export), and
+it says so; where inotify is unavailable it polls the whole tree every 2s.
+--poll forces polling, for network file systems whose changes made on other
+machines inotify never sees. folio's own temp files and the pages an export
+writes are ignored. Ctrl-C stops it (exit 130).`,
 		Example: `  folio watch
   folio watch --export
   folio watch --poll 10s     # a collection on NFS or SMB`,
