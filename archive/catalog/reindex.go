@@ -101,9 +101,9 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	w := &walker{root: c.coll.Dir, workers: opts.Workers, force: opts.Full, text: !opts.NoText,
 		trustBefore: opts.Now().Add(-ListingAge).UnixNano()}
 	if opts.Scope != nil {
-		w.scope = cleanScope(opts.Scope)
-		w.close = !opts.Polled
+		w.scope = cleanScope(opts.Scope) // nil when it holds the whole tree
 	}
+	w.close = w.scope != nil && !opts.Polled
 	if w.skip, err = c.coll.HiddenDirs(); err != nil {
 		return stats, err
 	}

@@ -345,10 +345,14 @@ func TestSearchFollowsReindex(t *testing.T) {
 		t.Errorf("a plain reindex read %d texts whose index did not change", st.TextRead)
 	}
 	// Looked at on a timer (Polled), the folders are trusted as in a
-	// plain reindex.
+	// plain reindex; so they are in a scope that holds the whole tree.
 	st, err := cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{dirs["title"], dirs["html"]}, Polled: true})
 	if err != nil || st.TextRead != 0 {
 		t.Errorf("polled reindex: %+v %v, want no text read", st, err)
+	}
+	st, err = cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{"archive"}})
+	if err != nil || st.TextRead != 0 {
+		t.Errorf("reindex scoped to the whole archive: %+v %v, want no text read", st, err)
 	}
 	st, err = cat.Reindex(ctx, catalog.ReindexOptions{Scope: []string{dirs["title"], dirs["html"]}})
 	if err != nil || st.TextRead != 1 || st.Updated != 1 || st.Unchanged != 1 {
