@@ -103,7 +103,7 @@ func (c *Catalog) Reindex(ctx context.Context, opts ReindexOptions) (ReindexStat
 	if opts.Scope != nil {
 		w.scope = cleanScope(opts.Scope) // nil when it holds the whole tree
 	}
-	w.close = w.scope != nil && !opts.Polled
+	w.closely = w.scope != nil && !opts.Polled
 	if w.skip, err = c.coll.HiddenDirs(); err != nil {
 		return stats, err
 	}

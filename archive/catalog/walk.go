@@ -59,7 +59,7 @@ type walker struct {
 	force   bool     // read every folder, changed or not
 	text    bool     // stat (and read when changed) the text files search indexes
 	scope   []string // with a scoped reindex, the folders to look in (cleanScope)
-	close   bool     // a scoped reindex of folders changes were seen in (not Polled)
+	closely bool     // a scoped reindex of folders changes were seen in (not Polled)
 	// skip holds the folders 'folio remove' hid (archive.HiddenFile):
 	// they are not reported, so their rows are dropped as gone.
 	skip map[string]bool
@@ -381,7 +381,7 @@ func (w *walker) emit(ctx context.Context, f folder, out chan<- folder) error {
 		// the text files are looked at only when the index changed,
 		// in a scoped reindex of the few folders changes were seen in,
 		// or when their text was left out (NoText: no stamp).
-		if same && (!w.text || !w.close && k.textStamp != "") {
+		if same && (!w.text || !w.closely && k.textStamp != "") {
 			w.unchanged.Add(1)
 			return nil
 		}
