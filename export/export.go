@@ -578,8 +578,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		for h, ss := range s.next.Snaps {
 			l := s.seen.get(h)
 			ss.Off, ss.Len = l.off, int64(l.n)
-			f := s.folders.of(ss.Dir) // kept pages keep the folder's new ctime
-			ss.Folder, ss.CTime, ss.Paged = f.sig, f.ctime, f.page
+			ss.setSeen(s.folders.of(ss.Dir)) // kept pages keep the folder's new ctime
 			s.next.Snaps[h] = ss
 		}
 	} else {
@@ -587,7 +586,7 @@ func (s *site) run(ctx context.Context) (Stats, error) {
 		// folders not looked at keep what the state knew of them.
 		s.folders.looked(func(h uint64, f folderSeen) {
 			if ss, ok := s.next.Snaps[h]; ok {
-				ss.Folder, ss.CTime, ss.Paged = f.sig, f.ctime, f.page
+				ss.setSeen(f)
 				s.next.Snaps[h] = ss
 			}
 		})

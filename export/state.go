@@ -75,10 +75,13 @@ func (s *snapState) digest(k uint64) uint64 {
 // flags is the byte the state file keeps Archived and Paged in.
 func (s *snapState) flags() byte { return boolByte(s.Archived) | boolByte(s.Paged)<<1 }
 
-// seen is what the state knows of the snapshot's folder.
+// seen is what the state knows of the snapshot's folder; setSeen
+// records it.
 func (s *snapState) seen() folderSeen {
 	return folderSeen{sig: s.Folder, ctime: s.CTime, page: s.Paged}
 }
+
+func (s *snapState) setSeen(f folderSeen) { s.Folder, s.CTime, s.Paged = f.sig, f.ctime, f.page }
 
 // mixWords folds words into h, each step a bijection of the word for a
 // given h: one word changed changes the result.
@@ -377,9 +380,10 @@ func memberSig(it *item) uint64 {
 }
 
 func (s *site) snapStateOf(it *item) snapState {
-	f := s.folders.of(it.Dir)
-	return snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
-		Archived: it.archived, Sort: it.sort, Page: uint32(it.page), Folder: f.sig, CTime: f.ctime, Paged: f.page}
+	ss := snapState{Dir: it.Dir, FP: it.fp, Own: it.own, URL: hashString(it.Snapshot.URL), Sig: memberSig(it),
+		Archived: it.archived, Sort: it.sort, Page: uint32(it.page)}
+	ss.setSeen(s.folders.of(it.Dir))
+	return ss
 }
 
 // ownFP is what a snapshot's own row, manifest record and page depend
