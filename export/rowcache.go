@@ -108,6 +108,7 @@ func (c *rowCache) get(off int64, dir string, own uint64) (rowInputs, bool) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return rowInputs{}, false
 	}
+	testEvent("row cache record read")
 	size, ok := c.header(buf[:n], dir, own)
 	if !ok {
 		return rowInputs{}, false
@@ -200,17 +201,23 @@ func (c *rowCache) readSpans(offs []int64) rowSpans {
 	return out
 }
 
-// getIn is get, from spans when they hold the whole record.
+// getIn is get, from spans when they hold the whole record. A record
+// whose header the spans hold and refuse is not read again.
 func (c *rowCache) getIn(spans rowSpans, off int64, dir string, own uint64) (rowInputs, bool) {
 	if off > 0 {
 		at := off - 1
 		i, _ := slices.BinarySearchFunc(spans, at, func(s rowSpan, at int64) int { return cmp.Compare(s.off, at+1) })
 		if i > 0 {
 			sp := spans[i-1]
-			buf := sp.data[min(at-sp.off, int64(len(sp.data))):]
-			if size, ok := c.header(buf, dir, own); ok && rowHeader+size <= len(buf) {
-				testEvent("row from span")
-				return decodeRecord(buf[:rowHeader+size], dir)
+			if buf := sp.data[min(at-sp.off, int64(len(sp.data))):]; len(buf) >= rowHeader {
+				size, ok := c.header(buf, dir, own)
+				if !ok {
+					return rowInputs{}, false
+				}
+				if rowHeader+size <= len(buf) {
+					testEvent("row from span")
+					return decodeRecord(buf[:rowHeader+size], dir)
+				}
 			}
 		}
 	}

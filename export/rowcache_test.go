@@ -320,12 +320,22 @@ func TestRowSpans(t *testing.T) {
 		if !ok || !eok || !reflect.DeepEqual(got.outs, each.outs) || !reflect.DeepEqual(got.f.seen, each.f.seen) {
 			t.Fatalf("record %d from the spans: %v %+v, read alone: %v %+v", i, ok, got.outs, eok, each.outs)
 		}
+		clear(events)
 		if _, ok := c.getIn(spans, off, dirOf(i), 2); ok {
 			t.Fatalf("record %d found for another ownFP", i)
 		}
+		if n := events["row cache record read"]; i%2 == 0 && n != 0 {
+			t.Fatalf("record %d, refused in the spans, read again %d times", i, n)
+		}
 	}
-	if n := events["row from span"]; n < len(want) {
-		t.Errorf("%d records decoded from the spans, want at least the %d read", n, len(want))
+	clear(events)
+	for i, off := range want {
+		if _, ok := c.getIn(spans, off, dirOf(2*i), 1); !ok {
+			t.Fatalf("record %d not found", 2*i)
+		}
+	}
+	if n := events["row from span"]; n != len(want) {
+		t.Errorf("%d records decoded from the spans, want the %d read", n, len(want))
 	}
 	// Two records a megabyte apart are two reads.
 	clear(events)
