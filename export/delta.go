@@ -55,7 +55,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != prev.ManifestSize || fi.ModTime().UnixNano() != prev.ManifestMTime {
 		return false, nil
 	}
-	pages := max(1, (int(prev.Total)+s.opts.PageSize-1)/s.opts.PageSize)
+	pages, first := pageLayout(int(prev.Total), s.opts.PageSize)
 	if len(prev.Pages) != pages {
 		return false, nil
 	}
@@ -133,7 +133,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 
 	// From here on the export is this one.
 	testEvent("delta")
-	s.total, s.pages = int(prev.Total), pages
+	s.total, s.pages, s.first = int(prev.Total), pages, first
 	s.next.Total = prev.Total
 	s.next.Pages = slices.Clone(prev.Pages)
 	// The pages record their snapshots' states in next.Snaps, which

@@ -63,6 +63,16 @@ func generatedFiles(t *testing.T, root string) map[string]generatedFile {
 	return out
 }
 
+// pageAt returns the root page that lists the snapshot at place i
+// (from 0, newest first) of total, size to a page (see pageLayout).
+func pageAt(i, total, size int) int {
+	_, first := pageLayout(total, size)
+	if i < first {
+		return 1
+	}
+	return (i-first)/size + 2
+}
+
 // countEvents counts the export's steps (testEvent) until the test ends;
 // read it between exports.
 func countEvents(t *testing.T) map[string]int {
@@ -110,7 +120,7 @@ func TestReexportFromChangeFeed(t *testing.T) {
 	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
 	var picks []int // places in the list, on different pages
 	for i, s := range order {
-		if urls[s.URL] == 1 && (len(picks) == 0 && i/pageSize == 1 || len(picks) == 1 && i/pageSize == 3) {
+		if urls[s.URL] == 1 && (len(picks) == 0 && pageAt(i, len(order), pageSize) == 2 || len(picks) == 1 && pageAt(i, len(order), pageSize) == 4) {
 			picks = append(picks, i)
 		}
 	}
@@ -130,7 +140,7 @@ func TestReexportFromChangeFeed(t *testing.T) {
 			t.Fatalf("change %d: events %v, %+v", k, events, st)
 		}
 		after := generatedFiles(t, dir)
-		n := strconv.Itoa(pos/pageSize + 1)
+		n := strconv.Itoa(pageAt(pos, len(order), pageSize))
 		want := map[string]bool{target.Dir + "/" + RootPage: true, SiteDir + "/page-" + n + ".html": true,
 			SiteDir + "/search/" + n + ".js": true, ManifestFile: true}
 		for rel, a := range after {

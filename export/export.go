@@ -366,7 +366,8 @@ type site struct {
 	deferred []*item              // pages written once captures are known
 	heldBack bool                 // delta left the manifest and state to Flush (Options.Defer)
 	total    int
-	pages    int
+	pages    int // root pages (pageLayout)
+	first    int // snapshots the first lists
 
 	parents sync.Map // folders checked by files: rel -> absolute path ("" unsafe)
 
@@ -673,7 +674,7 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 		it.archived = s.seen.get(hashString(it.Dir)).archived
 		s.addCapture(&e, s.groups)
 		batch = append(batch, it)
-		if len(batch) == s.opts.PageSize {
+		if page == 0 && len(batch) == s.first || page > 0 && len(batch) == s.opts.PageSize {
 			flush()
 		}
 		return gctx.Err()

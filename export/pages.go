@@ -34,8 +34,22 @@ func (s *site) pageWritten(n int) bool {
 	return exists(s.abs(pagePath(n))) && exists(s.abs(shardPath(n))) && exists(s.abs(textShardPath(n)))
 }
 
+// pageLayout returns how many root pages list total snapshots, size to
+// a page, and how many of them the first page lists. The pages are cut
+// from the oldest end: every page but the first lists size snapshots,
+// and the first the rest, from size to 2*size-1 (all of them when there
+// are fewer). So a snapshot added at the newest end changes the first
+// page only, and the others only when their count changes (once in size
+// additions); cut from the newest end, every page would lose a row to
+// the next, and an export at 100k snapshots would write all 400 again.
+func pageLayout(total, size int) (pages, first int) {
+	pages = max(1, total/size)
+	return pages, total - (pages-1)*size
+}
+
 // pageFP is what root page n and its shard depend on: its place among
-// the pages and the rows it lists.
+// the pages and the rows it lists, and the total when the page shows it
+// (see shownTotal).
 func pageFP(n, pages, total int, items []item) uint64 {
 	ph := newHasher().u64(uint64(n)).u64(uint64(pages)).u64(uint64(total))
 	for i := range items {
@@ -47,7 +61,7 @@ func pageFP(n, pages, total int, items []item) uint64 {
 // page writes root page n and its search shard, and the snapshot pages of
 // its items that changed.
 func (s *site) page(ctx context.Context, g *errgroup.Group, n int, items []item) {
-	pfp := pageFP(n, s.pages, s.total, items)
+	pfp := pageFP(n, s.pages, s.shownTotal(n, s.total), items)
 	for len(s.next.Pages) < n {
 		s.next.Pages = append(s.next.Pages, 0)
 	}
@@ -340,6 +354,18 @@ type rootView struct {
 	PrevHref, NextHref                                          string
 	PageLinks                                                   []pageLink
 	Rows                                                        []rowView
+}
+
+// shownTotal is the total as root page n depends on it: folio's own
+// template shows it on the first page only (the others say how many they
+// list, and the filter box counts the rest from the search shards), so
+// that an added snapshot leaves them as they are; a template of the
+// user's may show it on any page.
+func (s *site) shownTotal(n, total int) int {
+	if n > 1 && s.tpl.Builtin {
+		return 0
+	}
+	return total
 }
 
 func (s *site) writeRootPage(n int, rows []rowView) (wrote bool, err error) {

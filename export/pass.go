@@ -72,7 +72,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 	defer func() { s.seen.sort() }()
 	s.captures = map[uint64][]capture{}
 	var spec map[uint64]group
-	specTotal, specPages := 0, 0
+	specTotal, specPages, specFirst := 0, 0, 0
 	if s.prev != nil {
 		spec = make(map[uint64]group, len(s.prev.Snaps))
 		for _, ss := range s.prev.Snaps {
@@ -82,7 +82,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			spec[ss.URL] = g
 		}
 		specTotal = int(s.prev.Total)
-		specPages = max(1, (specTotal+s.opts.PageSize-1)/s.opts.PageSize)
+		specPages, specFirst = pageLayout(specTotal, s.opts.PageSize)
 	}
 	var plan []plannedPage
 	retained := 0
@@ -129,7 +129,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				return
 			}
 			n := len(plan) + 1
-			pp := plannedPage{n: n, pfp: pageFP(n, specPages, specTotal, batch)}
+			pp := plannedPage{n: n, pfp: pageFP(n, specPages, s.shownTotal(n, specTotal), batch)}
 			dirty := n > len(s.prev.Pages) || s.prev.Pages[n-1] != pp.pfp ||
 				!s.pageWritten(n)
 			// The state is written only after the pages it claims are
@@ -203,7 +203,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				it.fp = s.fingerprint(spec, &it)
 				s.addCapture(e, spec)
 				batch = append(batch, it)
-				if len(batch) == s.opts.PageSize {
+				if len(plan) == 0 && len(batch) == max(specFirst, 1) || len(plan) > 0 && len(batch) == s.opts.PageSize {
 					flush()
 				}
 			}
@@ -235,7 +235,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 			return false, err
 		}
 	}
-	s.pages = max(1, (s.total+s.opts.PageSize-1)/s.opts.PageSize)
+	s.pages, s.first = pageLayout(s.total, s.opts.PageSize)
 	s.next.Total = uint64(s.total)
 	if spec == nil || s.total != specTotal || !sameGroups(spec, s.groups) {
 		return false, nil

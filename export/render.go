@@ -370,8 +370,11 @@ func renderRoot(b *bytes.Buffer, v *rootView) {
 	b.WriteString("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"description\" content=\"")
 	escText(b, v.Title)
 	b.WriteString(": ")
-	writeInt(b, v.Total)
-	b.WriteString(" snapshots of web pages, newest first")
+	if v.Page == 1 {
+		writeInt(b, v.Total)
+		b.WriteString(" ")
+	}
+	b.WriteString("snapshots of web pages, newest first")
 	if v.Pages > 1 {
 		b.WriteString(" (page ")
 		writeInt(b, v.Page)
@@ -403,17 +406,30 @@ func renderRoot(b *bytes.Buffer, v *rootView) {
 	escURL(b, v.RootHref)
 	b.WriteString("\"><span class=\"ic ic-mark mark\" aria-hidden=\"true\"></span>")
 	escText(b, v.Title)
-	b.WriteString("</a>\n  <span class=\"meta\">Portable static archive · ")
-	writeInt(b, v.Total)
-	b.WriteString(" snapshots</span>\n</header>\n<main>\n<div class=\"toolbar\">\n  <input id=\"static-search\" type=\"search\" placeholder=\"Filter title, URL, tag, or status…\" autocomplete=\"off\" aria-label=\"Filter snapshots\">\n  <label class=\"search-text\" title=\"Also look in the start of the text captured from each page (loaded when ticked)\"><input id=\"static-search-text\" type=\"checkbox\"> captured text</label>\n  <span class=\"count\"><span id=\"visible-count\">")
+	b.WriteString("</a>\n  <span class=\"meta\">Portable static archive")
+	if v.Page == 1 {
+		b.WriteString(" · ")
+		writeInt(b, v.Total)
+		b.WriteString(" snapshots")
+	}
+	b.WriteString("</span>\n</header>\n<main>\n<div class=\"toolbar\">\n  <input id=\"static-search\" type=\"search\" placeholder=\"Filter title, URL, tag, or status…\" autocomplete=\"off\" aria-label=\"Filter snapshots\">\n  <label class=\"search-text\" title=\"Also look in the start of the text captured from each page (loaded when ticked)\"><input id=\"static-search-text\" type=\"checkbox\"> captured text</label>\n  <span class=\"count\"><span id=\"visible-count\">")
 	writeInt(b, len(v.Rows))
-	b.WriteString("</span> of ")
-	writeInt(b, v.Total)
-	b.WriteString(" snapshots</span>\n  <span id=\"search-state\" class=\"search-state\" aria-live=\"polite\"></span>\n</div>\n")
+	if v.Page == 1 {
+		b.WriteString("</span> <span id=\"count-of\">of ")
+		writeInt(b, v.Total)
+		b.WriteString(" snapshots</span></span>")
+	} else {
+		b.WriteString("</span> <span id=\"count-of\">snapshots on this page</span></span>")
+	}
+	b.WriteString("\n  <span id=\"search-state\" class=\"search-state\" aria-live=\"polite\"></span>\n</div>\n")
 	renderPager(b, v)
-	b.WriteString("\n<table id=\"table-bookmarks\">\n<thead><tr><th class=\"col-saved\">Saved</th><th class=\"col-preview\">Preview</th><th class=\"col-snapshot\">Snapshot (")
-	writeInt(b, v.Total)
-	b.WriteString(")</th><th class=\"col-tags\">Tags</th><th class=\"col-status\">Status</th><th class=\"col-files\">Files</th><th class=\"col-size\">Size</th></tr></thead>\n<tbody id=\"page-rows\">\n")
+	b.WriteString("\n<table id=\"table-bookmarks\">\n<thead><tr><th class=\"col-saved\">Saved</th><th class=\"col-preview\">Preview</th><th class=\"col-snapshot\">Snapshot")
+	if v.Page == 1 {
+		b.WriteString(" (")
+		writeInt(b, v.Total)
+		b.WriteString(")")
+	}
+	b.WriteString("</th><th class=\"col-tags\">Tags</th><th class=\"col-status\">Status</th><th class=\"col-files\">Files</th><th class=\"col-size\">Size</th></tr></thead>\n<tbody id=\"page-rows\">\n")
 	for i := range v.Rows {
 		renderRow(b, &v.Rows[i])
 	}

@@ -308,9 +308,10 @@
     var root = document.body.getAttribute("data-root");
     var terms = query(q);
     var found = [];
-    var total = 0;
+    var total = 0, all = 0;
     for (var p = 1; p <= pages; p++) {
       var rows = search.shards[p] || [];
+      all += rows.length;
       for (var i = 0; i < rows.length; i++) {
         // Every term in the row, or (when asked) every term in the row
         // and its captured text together, as 'folio search' finds them.
@@ -327,6 +328,10 @@
     pageRows.hidden = true;
     searchRows.hidden = false;
     count.textContent = String(total);
+    // Only the first page says how many snapshots there are (so that
+    // the others stay as they are when one is added): the shards do.
+    var of = document.getElementById("count-of");
+    if (of) { of.textContent = "of " + all + " snapshots"; }
     var where = withText ? "matches from all pages, captured text included" : "matches from all pages";
     state.textContent = total > maxShown ? "showing the first " + maxShown + " " + where : where;
   }
@@ -341,6 +346,8 @@
     var count = document.getElementById("visible-count");
     var state = document.getElementById("search-state");
     var initial = count.textContent;
+    var countOf = document.getElementById("count-of");
+    var initialOf = countOf ? countOf.textContent : "";
     var timer = null;
     // The filter lives in the address (#q=words, &text=1 with the
     // captured text), so a filtered view can be bookmarked and shared,
@@ -373,6 +380,7 @@
         searchRows.hidden = true;
         pageRows.hidden = false;
         count.textContent = initial;
+        if (countOf) { countOf.textContent = initialOf; }
         state.textContent = q ? "type a word (letters or digits) to filter" : "";
         return;
       }

@@ -346,7 +346,7 @@ func TestExportSearchesCapturedTextFromFile(t *testing.T) {
 			found++
 		}
 	}
-	if len(shards) != 5 || found != 1 {
+	if len(shards) != 4 || found != 1 { // 45 snapshots in pages of 10: the first of 15, three of 10
 		t.Fatalf("%d text shards, %d holding the text", len(shards), found)
 	}
 
@@ -495,5 +495,77 @@ func TestExportKilledLeavesNoTemps(t *testing.T) {
 			crashNoTemps(t, root)
 			crashNoTemps(t, dir)
 		})
+	}
+}
+
+// TestExportAddedSnapshotKeepsOlderPages: the root pages are cut from the
+// oldest end, so a snapshot added at the newest end is written to the
+// first root page and its shards only; the older pages, which do not say
+// how many snapshots there are, stay as they were (same bytes, same
+// mtime), and a --full export after it finds nothing to write.
+func TestExportAddedSnapshotKeepsOlderPages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	m, err := gen.Current(dir, gen.Options{N: 45, Seed: 11, NoSync: true, Plain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	newest := filepath.Join(dir, filepath.FromSlash(order[0].Dir))
+	parked := filepath.Join(t.TempDir(), "parked")
+	if err := os.Rename(newest, parked); err != nil {
+		t.Fatal(err)
+	}
+	export := func(args ...string) {
+		t.Helper()
+		if _, stderr, code := runFolio(t, append([]string{"-D", dir, "export", "--page-size", "10"}, args...)...); code != 0 {
+			t.Fatalf("export %v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	export() // 44 snapshots: the first page of 14, three of 10
+	before := updTree(t, dir)
+	time.Sleep(20 * time.Millisecond) // a distinct mtime for a file written again
+	if err := os.Rename(parked, newest); err != nil {
+		t.Fatal(err)
+	}
+	export() // 45: the first page of 15
+	after := updTree(t, dir)
+	want := map[string]bool{"index.html": true, "index.jsonl": true, "site/search/1.js": true, "site/text/1.js": true}
+	for rel, b := range before {
+		if changed := after[rel] != b; changed != want[rel] {
+			t.Errorf("%s changed = %v, want %v", rel, changed, want[rel])
+		}
+	}
+	for _, n := range []string{"2", "3", "4"} {
+		if _, ok := after["site/page-"+n+".html"]; !ok {
+			t.Errorf("site/page-%s.html missing", n)
+		}
+	}
+	if _, ok := after["site/page-5.html"]; ok {
+		t.Error("site/page-5.html written: 45 snapshots in pages of 10 make four")
+	}
+	first, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	second, _ := os.ReadFile(filepath.Join(dir, "site", "page-2.html"))
+	if !strings.Contains(string(first), `<span id="count-of">of 45 snapshots</span>`) || strings.Count(string(first), `class="snapshot-row`) != 15 {
+		t.Errorf("index.html does not list 15 of 45 snapshots")
+	}
+	if !strings.Contains(string(second), `<span id="count-of">snapshots on this page</span>`) || strings.Contains(string(second), "45") && strings.Contains(string(second), "of 45") || strings.Count(string(second), `class="snapshot-row`) != 10 {
+		t.Errorf("site/page-2.html does not list 10 snapshots without the total")
+	}
+	if !strings.Contains(string(first), order[0].Dir) {
+		t.Errorf("index.html does not list the snapshot added")
+	}
+	// --full leaves a page whose bytes are on disk as it is (the root
+	// manifest it writes anew: its bytes must be the same).
+	export("--full")
+	full := updTree(t, dir)
+	for rel, a := range after {
+		f := full[rel]
+		if rel == "index.jsonl" {
+			a, f = strings.Join(strings.Fields(a)[:2], " "), strings.Join(strings.Fields(f)[:2], " ")
+		}
+		if f != a {
+			t.Errorf("--full after the addition wrote %s otherwise", rel)
+		}
 	}
 }

@@ -187,8 +187,8 @@ func TestSiteFilterOnPhoneAndDesktop(t *testing.T) {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			siteOpen(t, ctx, c.fileURL("index.html"), width)
 			all := siteEval[[]string](t, ctx, shownRows)
-			if len(all) != 20 {
-				t.Fatalf("%d rows shown before filtering, want 20", len(all))
+			if len(all) != 30 { // 50 snapshots in pages of 20: the first lists 30
+				t.Fatalf("%d rows shown before filtering, want 30", len(all))
 			}
 			if err := chromedp.Do(ctx, chromedp.SendKeys("#static-search", c.words)); err != nil {
 				t.Fatal(err)
@@ -197,7 +197,7 @@ func TestSiteFilterOnPhoneAndDesktop(t *testing.T) {
 				t.Fatalf("the filter never ran: %v", err)
 			}
 			got := siteEval[[]string](t, ctx, shownRows)
-			if len(got) == 0 || len(got) >= 20 {
+			if len(got) == 0 || len(got) >= 30 {
 				t.Fatalf("typing %q at %d px: %d rows shown (%v): the filter hid no row or every row", c.words, width, len(got), got)
 			}
 			checkFilteredRows(t, ctx, c.words)
@@ -229,6 +229,11 @@ func TestSiteFilterOnPhoneAndDesktop(t *testing.T) {
 		}
 		if v := siteEval[string](t, ctx, `document.getElementById("static-search").value`); v != c.words {
 			t.Errorf("filter box holds %q, want %q", v, c.words)
+		}
+		// A page but the first does not say how many snapshots there
+		// are; filtering, it counts them from the search shards.
+		if of, want := siteEval[string](t, ctx, `document.getElementById("count-of").textContent`), fmt.Sprintf("of %d snapshots", len(c.entries)); of != want {
+			t.Errorf("page 2 filtered: the count says %q, want %q", of, want)
 		}
 		checkFilteredRows(t, ctx, c.words)
 	})
