@@ -37,13 +37,15 @@ func (s *site) pageWritten(n int) bool {
 // pageLayout returns how many root pages list total snapshots, size to
 // a page, and how many of them the first page lists. The pages are cut
 // from the oldest end: every page but the first lists size snapshots,
-// and the first the rest, from size to 2*size-1 (all of them when there
-// are fewer). So a snapshot added at the newest end changes the first
-// page only, and the others only when their count changes (once in size
-// additions); cut from the newest end, every page would lose a row to
-// the next, and an export at 100k snapshots would write all 400 again.
+// and the first the rest, from half of size to one and a half times it
+// (all of them when there are fewer). So a snapshot added at the newest
+// end changes the first page only, and the others only when their count
+// changes, once in size additions (at a total of size/2 past a multiple
+// of size, not at a round number); cut from the newest end, every page
+// would lose a row to the next, and an export at 100k snapshots would
+// write all 400 again.
 func pageLayout(total, size int) (pages, first int) {
-	pages = max(1, total/size)
+	pages = max(1, (total+size/2)/size)
 	return pages, total - (pages-1)*size
 }
 

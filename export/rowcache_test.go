@@ -26,7 +26,7 @@ import (
 // for byte. A row cache that does not match the state (here overwritten)
 // costs only the folders' reads.
 func TestRowsFromCache(t *testing.T) {
-	dir, m, c := generatedIn(t, 80, 5)
+	dir, m, c := generatedIn(t, 90, 5)
 	events := countEvents(t)
 	export := func(full bool) Stats {
 		t.Helper()
@@ -76,23 +76,23 @@ func TestRowsFromCache(t *testing.T) {
 
 	move(newest, parked)
 	move(second, parked2)
-	export(false) // 78 snapshots: 3 pages, the first of 38
+	export(false) // 88 snapshots: 4 pages, the first of 28
 	move(parked2, second)
-	st := export(false) // 79: the first page of 39 (the one added among them), the others as they were
-	if st.Written != 1 || st.RootWritten+st.RootSame != 1 || st.RootKept != 2 || events["row from cache"] != 38 {
-		t.Fatalf("with a snapshot added: %d rows from the cache, want 38; %+v", events["row from cache"], st)
+	st := export(false) // 89: the first page of 29 (the one added among them), the others as they were
+	if st.Written != 1 || st.RootWritten+st.RootSame != 1 || st.RootKept != 3 || events["row from cache"] != 28 {
+		t.Fatalf("with a snapshot added: %d rows from the cache, want 28; %+v", events["row from cache"], st)
 	}
 	sameAsFull("one added")
 	move(parked, newest)
-	st = export(false) // 80: 4 pages of 20, each written again
-	if st.Written != 1 || st.RootWritten+st.RootSame != 4 || events["row from cache"] != 79 {
-		t.Fatalf("with a snapshot added and a page more: %d rows from the cache, want 79; %+v", events["row from cache"], st)
+	st = export(false) // 90: 5 pages, the first of 10, each written again
+	if st.Written != 1 || st.RootWritten+st.RootSame != 5 || events["row from cache"] != 89 {
+		t.Fatalf("with a snapshot added and a page more: %d rows from the cache, want 89; %+v", events["row from cache"], st)
 	}
 	// The rows of a root page lie near each other in the cache (written
 	// as the pages' workers finished): read a page at a time, a few reads
 	// a page at most, not one a row.
-	if n := events["row cache span read"]; n < 4 || n > 28 || events["row from span"] != 79 {
-		t.Fatalf("with a snapshot added: %d reads of the row cache for 4 root pages of 19 or 20 kept rows, want 4 to 28; %d rows from them, want 79", n, events["row from span"])
+	if n := events["row cache span read"]; n < 5 || n > 35 || events["row from span"] != 89 {
+		t.Fatalf("with a snapshot added: %d reads of the row cache for 5 root pages of 9 to 20 kept rows, want 5 to 35; %d rows from them, want 89", n, events["row from span"])
 	}
 	sameAsFull("added")
 
@@ -109,13 +109,13 @@ func TestRowsFromCache(t *testing.T) {
 	if err := os.WriteFile(rows, bytes.Repeat([]byte{'x'}, len(data)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	move(newest, parked) // 79: 3 pages again, each written
+	move(newest, parked) // 89: 4 pages again, each written
 	gone := filepath.Join(dir, filepath.FromSlash(order[50].Dir), RootPage) // deleted by hand: written again
 	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}
 	st = export(false)
-	if st.RootWritten+st.RootSame != 3 || events["row from cache"] != 0 || st.Written != 1 {
+	if st.RootWritten+st.RootSame != 4 || events["row from cache"] != 0 || st.Written != 1 {
 		t.Fatalf("with the row cache overwritten: %d rows from it, want 0; %+v", events["row from cache"], st)
 	}
 	sameAsFull("removed, cache overwritten")
@@ -242,7 +242,7 @@ func TestRowCacheTempRemoved(t *testing.T) {
 // its folder's ctime, is looked for, and is written again, also by a
 // watched export, which looks only at the folders the watcher named.
 func TestKeptPagesNotLookedFor(t *testing.T) {
-	dir, m, c := generatedIn(t, 60, 5)
+	dir, m, c := generatedIn(t, 50, 5) // 3 pages; 49 make 2
 	events := countEvents(t)
 	export := func() Stats {
 		t.Helper()
@@ -270,7 +270,7 @@ func TestKeptPagesNotLookedFor(t *testing.T) {
 		t.Fatalf("with the newest snapshot gone: %d pages looked for, want none; events %v, %+v", events["page looked for"], events, st)
 	}
 
-	gone := filepath.Join(dir, filepath.FromSlash(order[30].Dir), RootPage)
+	gone := filepath.Join(dir, filepath.FromSlash(order[20].Dir), RootPage) // on the first page, written again
 	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}

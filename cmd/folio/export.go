@@ -167,7 +167,7 @@ is left out with one warning naming it, and folio exits 3.`,
 	f.StringVar(&opts.Bundle, "bundle", "", "also write the site as one zstd tarball (FILE.tar.zst)")
 	f.BoolVar(&opts.AllowArchivedScripts, "allow-archived-scripts", false, "let archived pages run scripts inside their sandbox (never with the site's origin)")
 	f.BoolVar(&opts.AllowCrawlers, "allow-crawlers", false, "write a robots.txt that lets search engines index the archived copies too (default: EXPORT_ALLOW_CRAWLERS of ArchiveBox.conf or the environment, else only folio's pages)")
-	f.IntVar(&opts.PageSize, "page-size", 250, "snapshots per root page; the first holds up to twice as many, so that adding snapshots rewrites it alone")
+	f.IntVar(&opts.PageSize, "page-size", 250, "snapshots per root page; the first holds from half to one and a half times as many, so that adding snapshots rewrites it alone")
 	f.IntVar(&opts.Workers, "workers", 0, "pages rendered and written in parallel (default 8 per CPU)")
 	f.BoolVar(&opts.AllowShrink, "allow-shrink", false, "let an --out export drop most of the snapshots its folder holds (otherwise refused: a typo in a filter must not empty a published site)")
 	f.StringVar(&opts.Templates, "templates", "", "folder whose files override the embedded templates by name")

@@ -1,0 +1,1 @@
+folioSearch.add(1, []);

@@ -1,0 +1,1 @@
+folioText.add(1, []);
