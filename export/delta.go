@@ -44,7 +44,11 @@ func selectionKey(q catalog.Query) uint64 {
 // pages and manifest are still there: it then writes the pages of those
 // snapshots, the root pages and shards that list them and the manifest
 // (the previous one with their records replaced), and reports true.
-// Otherwise it reports false having written nothing, and the passes run.
+// In place, snapshots added at the newest end and snapshots gone from
+// the first root page are taken too, each its URL's only capture, when
+// the page count stays: the first page is written again, the others
+// keep their rows (see pageLayout). Otherwise it reports false having
+// written nothing, and the passes run.
 func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	prev := s.prev
 	if prev == nil || prev.Select != s.next.Select || prev.ManifestSize <= 0 || len(prev.Snaps) != int(prev.Total) {
@@ -75,24 +79,40 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	if len(touched) > maxDelta {
 		return false, nil
 	}
-	changed, err := s.changedSnaps(ctx, q, touched)
+	changed, added, removed, err := s.changedSnaps(ctx, q, touched)
 	if errors.Is(err, errNoDelta) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
+	total := int(prev.Total) + len(added) - len(removed)
+	newPages, first := pageLayout(total, s.opts.PageSize)
+	if (len(added) > 0 || len(removed) > 0) && (!s.inPlace || newPages != pages) {
+		return false, nil // (--out removes the folders of snapshots gone: the passes do)
+	}
 
 	// The root pages that list a changed snapshot, each with its
-	// snapshots in list order.
+	// snapshots in list order: the first with those added and without
+	// those gone.
 	members := map[int][]string{}
 	for _, c := range changed {
 		members[int(c.prev.Page)] = nil
 	}
-	for _, ss := range prev.Snaps {
-		if list, ok := members[int(ss.Page)]; ok {
+	gone := map[uint64]bool{}
+	for _, r := range removed {
+		gone[hashString(r.Dir)] = true
+	}
+	if len(added) > 0 || len(removed) > 0 {
+		members[1] = nil
+	}
+	for h, ss := range prev.Snaps {
+		if list, ok := members[int(ss.Page)]; ok && !gone[h] {
 			members[int(ss.Page)] = append(list, ss.Dir)
 		}
+	}
+	for _, a := range added {
+		members[1] = append(members[1], a.it.Dir)
 	}
 	redo := map[int][]item{}
 	for n, list := range members {
@@ -105,6 +125,11 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		}
 		redo[n] = items
 	}
+	for i, a := range added { // at the newest end, in list order
+		if redo[1][i].Dir != a.it.Dir {
+			return false, nil
+		}
+	}
 	// The captures of the URLs on those pages, as pages fingerprint them
 	// (the pages written look up no other URL).
 	s.groups = map[uint64]group{}
@@ -113,6 +138,9 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 			s.groups[hashString(items[i].Snapshot.URL)] = group{}
 		}
 	}
+	for _, r := range removed {
+		s.groups[r.URL] = group{}
+	}
 	for _, ss := range prev.Snaps {
 		if g, ok := s.groups[ss.URL]; ok {
 			g.n++
@@ -120,9 +148,25 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 			s.groups[ss.URL] = g
 		}
 	}
+	for _, a := range added {
+		h := hashString(a.it.Snapshot.URL)
+		g := s.groups[h]
+		g.n++
+		s.groups[h] = g
+	}
 	for _, c := range changed {
 		if s.groups[c.prev.URL].n > 1 {
 			return false, nil // other captures' pages show it: the passes handle that
+		}
+	}
+	for _, a := range added {
+		if s.groups[hashString(a.it.Snapshot.URL)].n > 1 {
+			return false, nil
+		}
+	}
+	for _, r := range removed {
+		if s.groups[r.URL].n > 1 {
+			return false, nil
 		}
 	}
 	for _, items := range redo {
@@ -133,8 +177,8 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 
 	// From here on the export is this one.
 	testEvent("delta")
-	s.total, s.pages, s.first = int(prev.Total), pages, first
-	s.next.Total = prev.Total
+	s.total, s.pages, s.first = total, pages, first
+	s.next.Total = uint64(total)
 	s.next.Pages = slices.Clone(prev.Pages)
 	// The pages record their snapshots' states in next.Snaps, which
 	// starts empty and, once they are written, is laid over the previous
@@ -144,13 +188,27 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	// exports left (see Options.Defer) and those of this one. The
 	// manifest is spliced while the pages are written, or left to Flush.
 	recs := maps.Clone(prev.pending)
+	if recs == nil {
+		recs = map[uint64]splice{}
+	}
 	for _, c := range changed {
-		if recs == nil {
-			recs = map[uint64]splice{}
-		}
 		recs[c.it.dh] = splice{off: c.prev.Off, len: c.prev.Len, rec: c.rec}
 	}
-	s.heldBack = s.opts.Defer && s.opts.Cache != nil
+	for _, r := range removed {
+		recs[hashString(r.Dir)] = splice{off: r.Off, len: r.Len}
+	}
+	// The records added go before the first (the manifest lists the
+	// snapshots as the pages do, newest first), in one splice.
+	var inserted []byte
+	for _, a := range added {
+		inserted = append(inserted, a.rec...)
+	}
+	if len(added) > 0 {
+		recs[added[0].it.dh] = splice{rec: inserted}
+	}
+	// A manifest that changes length is not left to Flush: its records
+	// would no longer lie where the state says.
+	s.heldBack = s.opts.Defer && s.opts.Cache != nil && len(added) == 0 && len(removed) == 0
 	var spliced errgroup.Group
 	if len(recs) > 0 && !s.heldBack {
 		spliced.Go(func() error { return s.spliceManifest(target, recs) })
@@ -170,6 +228,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		return false, err
 	}
 	s.next.Snaps = overlay(prev.Snaps, s.next.Snaps)
+	kept -= len(removed) - len(added) // (the added were counted in redo)
 	s.kept.Add(int64(kept))
 	s.rootKept.Add(int64(pages - len(redo)))
 	switch {
@@ -177,6 +236,16 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		s.next.pending = recs
 	case len(recs) > 0:
 		moveOffsets(s.next.Snaps, recs)
+		for _, r := range removed {
+			delete(s.next.Snaps, hashString(r.Dir))
+		}
+		var off int64
+		for _, a := range added {
+			ss := s.next.Snaps[a.it.dh]
+			ss.Off, ss.Len = off, int64(len(a.rec))
+			s.next.Snaps[a.it.dh] = ss
+			off += ss.Len
+		}
 	}
 	s.p.Progress("export", int64(s.total), int64(s.total))
 	return true, nil
@@ -184,21 +253,29 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 
 // changedSnaps reads the selected rows among touched and checks that
 // the passes are not needed for them (errNoDelta): each was exported
-// before, is still selected, keeps its place in the list and its URL.
-func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[string]bool) ([]changedSnap, error) {
+// before, is still selected, keeps its place in the list and its URL. It
+// returns apart those not exported before (added, in list order) and
+// those exported before and no longer selected (removed), which must
+// have been on the first root page.
+func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[string]bool) (changed, added []changedSnap, removed []snapState, err error) {
 	if len(touched) == 0 {
-		return nil, nil // (a nil Dirs would select every row)
+		return nil, nil, nil, nil // (a nil Dirs would select every row)
 	}
 	q.Dirs = slices.Collect(maps.Keys(touched))
 	var out []changedSnap
 	selected := map[string]bool{}
-	err := s.cat.Each(ctx, q, func(e catalog.Entry) error {
+	err = s.cat.Each(ctx, q, func(e catalog.Entry) error {
 		selected[e.Dir] = true
 		it := itemOf(e)
 		it.own, it.dh = s.ownFP(&it), hashString(it.Dir)
 		ps, ok := s.prev.Snaps[it.dh]
 		switch {
-		case !ok || ps.Sort != it.sort || ps.URL != hashString(it.Snapshot.URL):
+		case !ok:
+			it.archived = s.isArchived(&e, it.own, ps, false)
+			it.page = 1
+			added = append(added, changedSnap{it: it, rec: appendManifest(nil, recordOf(&e, it.archived))})
+			return nil
+		case ps.Sort != it.sort || ps.URL != hashString(it.Snapshot.URL):
 			return errNoDelta
 		case ps.Own == it.own:
 			return nil // written again as it was
@@ -209,14 +286,17 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	for d := range touched {
-		if _, ok := s.prev.Snaps[hashString(d)]; ok && !selected[d] {
-			return nil, errNoDelta // removed, or no longer selected
+		if ps, ok := s.prev.Snaps[hashString(d)]; ok && !selected[d] {
+			if ps.Page != 1 {
+				return nil, nil, nil, errNoDelta // the pages after it would move
+			}
+			removed = append(removed, ps)
 		}
 	}
-	return out, nil
+	return out, added, removed, nil
 }
 
 // pageItems reads the snapshots of one root page, in list order (their
@@ -243,7 +323,8 @@ func (s *site) spliceManifest(target string, recs map[uint64]splice) error {
 		return fmt.Errorf("read %s: %w", target, err)
 	}
 	defer closeLater(old)
-	byOff := slices.SortedFunc(maps.Values(recs), func(a, b splice) int { return cmp.Compare(a.off, b.off) })
+	// (an insertion, of length 0, goes before the record at its offset)
+	byOff := slices.SortedFunc(maps.Values(recs), func(a, b splice) int { return cmp.Or(cmp.Compare(a.off, b.off), cmp.Compare(a.len, b.len)) })
 	err = s.batch.WriteFileWith(target, 0o644, func(w io.Writer) error {
 		var at int64
 		for _, r := range byOff {
@@ -277,12 +358,13 @@ func overlay(prev, written map[uint64]snapState) map[uint64]snapState {
 
 // moveOffsets sets in snaps where each record lies in the manifest once
 // recs are spliced into it: a replaced record has its new length, and
-// every record after one whose length changed moves by the difference.
+// every record after one whose length changed, or at or after an
+// insertion (a splice of length 0), moves by the difference.
 func moveOffsets(snaps map[uint64]snapState, recs map[uint64]splice) {
 	shift := func(off int64) int64 {
 		var d int64
 		for _, r := range recs {
-			if r.off < off {
+			if r.off < off || r.len == 0 && r.off == off {
 				d += int64(len(r.rec)) - r.len
 			}
 		}

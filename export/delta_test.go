@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -328,4 +329,159 @@ func TestDeferredReexport(t *testing.T) {
 		t.Errorf("the passes' manifest lacks the held record")
 	}
 	sameAsFull("after the passes")
+}
+
+// TestDeltaAddsAndRemovesAtTheTop: a snapshot added at the newest end,
+// and one gone from the first root page, are taken from the change feed
+// (no pass over the selection): the first root page, its shards and the
+// manifest are written again, the other root pages are not, and every
+// file is what a --full export writes. Under watch (Options.Defer) an
+// addition writes the manifest at once, with the records held before it.
+// A snapshot gone from another page, or one added that changes the page
+// count, takes the passes.
+func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
+	dir, m, c := generatedIn(t, 92, 5)
+	events := countEvents(t)
+	const pageSize = 20
+	run := func(cache *Cache) Stats {
+		t.Helper()
+		clear(events)
+		st, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache, Defer: cache != nil}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	sameAsFull := func(step string) {
+		t.Helper()
+		now := generatedFiles(t, dir)
+		if _, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Full: true}, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+		full := generatedFiles(t, dir)
+		if len(full) != len(now) {
+			t.Errorf("%s: --full wrote %d files, the re-export left %d", step, len(full), len(now))
+		}
+		for rel, f := range full {
+			if !bytes.Equal(f.data, now[rel].data) {
+				t.Errorf("%s: %s differs from a --full export's", step, rel)
+				a, b := strings.Split(string(f.data), "\n"), strings.Split(string(now[rel].data), "\n")
+				for i := range min(len(a), len(b)) {
+					if a[i] != b[i] {
+						t.Logf("full %q\ngot  %q", a[i], b[i])
+						break
+					}
+				}
+			}
+		}
+	}
+	// The root files written again, of those any export writes.
+	rootWritten := func(before, after map[string]generatedFile) []string {
+		var out []string
+		for rel, a := range after {
+			if b, ok := before[rel]; ok && !strings.HasPrefix(rel, archive.ArchiveDir+"/") && (a.ino != b.ino || !a.mtime.Equal(b.mtime)) {
+				out = append(out, rel)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	firstOnly := []string{RootPage, ManifestFile, SiteDir + "/search/1.js", SiteDir + "/text/1.js"}
+
+	urls := map[string]int{}
+	for _, s := range m.Snapshots {
+		urls[s.URL]++
+	}
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	// The newest snapshots down to the first whose URL is captured once
+	// are parked: that one comes back at the newest end.
+	k := 0
+	for urls[order[k].URL] > 1 {
+		k++
+	}
+	park := func(e gen.Entry) string {
+		t.Helper()
+		to := filepath.Join(t.TempDir(), "parked")
+		if err := os.Rename(filepath.Join(dir, filepath.FromSlash(e.Dir)), to); err != nil {
+			t.Fatal(err)
+		}
+		return to
+	}
+	unpark := func(e gen.Entry, from string) {
+		t.Helper()
+		time.Sleep(10 * time.Millisecond) // a distinct mtime on coarse clocks
+		if err := os.Rename(from, filepath.Join(dir, filepath.FromSlash(e.Dir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var parked []string
+	for _, e := range order[:k+1] {
+		parked = append(parked, park(e))
+	}
+	run(nil) // 91 - k snapshots in 5 pages (k is small)
+	before := generatedFiles(t, dir)
+	unpark(order[k], parked[k])
+	st := run(nil)
+	if events["delta"] != 1 || events["pass1"] != 0 || st.Written != 1 || st.RootWritten+st.RootSame != 1 || st.RootKept != 4 {
+		t.Fatalf("a snapshot added at the newest end: events %v, %+v", events, st)
+	}
+	if got := rootWritten(before, generatedFiles(t, dir)); !slices.Equal(got, firstOnly) {
+		t.Errorf("a snapshot added at the newest end: wrote %v, want %v", got, firstOnly)
+	}
+	sameAsFull("added")
+
+	// Gone from the first page again.
+	run(nil)
+	before = generatedFiles(t, dir)
+	parked[k] = park(order[k])
+	if st := run(nil); events["delta"] != 1 || events["pass1"] != 0 || st.RootWritten+st.RootSame != 1 || st.RootKept != 4 {
+		t.Fatalf("a snapshot gone from the first page: events %v, %+v", events, st)
+	}
+	if got := rootWritten(before, generatedFiles(t, dir)); !slices.Equal(got, firstOnly) {
+		t.Errorf("a snapshot gone from the first page: wrote %v, want %v", got, firstOnly)
+	}
+	sameAsFull("removed")
+
+	// Under watch: a retitle on the third page is held, then an addition
+	// writes the manifest with both.
+	var held gen.Entry
+	for _, e := range order[45:] {
+		if urls[e.URL] == 1 {
+			held = e
+			break
+		}
+	}
+	cache := &Cache{}
+	run(cache)
+	time.Sleep(10 * time.Millisecond)
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(held.Dir)), "Held <title>"); err != nil {
+		t.Fatal(err)
+	}
+	if run(cache); events["delta"] != 1 || !cache.Held() {
+		t.Fatalf("a retitle under watch: events %v, held %v", events, cache.Held())
+	}
+	unpark(order[k], parked[k])
+	if st := run(cache); events["delta"] != 1 || cache.Held() || st.RootWritten+st.RootSame != 1 {
+		t.Fatalf("an addition under watch: events %v, held %v, %+v", events, cache.Held(), st)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); !bytes.Contains(data, []byte("Held <title>")) {
+		t.Errorf("the manifest written for the addition lacks the held record")
+	}
+	// A retitle spliced from the offsets the addition recorded.
+	time.Sleep(10 * time.Millisecond)
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(held.Dir)), "Retitled after the addition"); err != nil {
+		t.Fatal(err)
+	}
+	if run(nil); events["delta"] != 1 {
+		t.Fatalf("a retitle after the addition: events %v", events)
+	}
+	sameAsFull("added under watch")
+
+	// Gone from a page but the first: the pages before it move.
+	park(held)
+	if st := run(nil); events["delta"] != 0 || events["pass1"] != 1 || st.RootWritten+st.RootSame < 2 {
+		t.Fatalf("a snapshot gone from the third page: events %v, %+v", events, st)
+	}
+	sameAsFull("removed from the third page")
 }
