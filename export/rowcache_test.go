@@ -109,7 +109,8 @@ func TestRowsFromCache(t *testing.T) {
 	if err := os.WriteFile(rows, bytes.Repeat([]byte{'x'}, len(data)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	move(newest, parked) // 89: 4 pages again, each written
+	// 89 snapshots: 4 pages again, each written.
+	move(newest, parked)
 	gone := filepath.Join(dir, filepath.FromSlash(order[50].Dir), RootPage) // deleted by hand: written again
 	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
