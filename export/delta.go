@@ -1,7 +1,6 @@
 package export
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -163,6 +162,9 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		if s.groups[hashString(a.it.Snapshot.URL)].n > 1 {
 			return false, nil
 		}
+		if _, ok := prev.pending[a.it.dh]; ok {
+			return false, nil // its old record's removal is still held: one splice a folder
+		}
 	}
 	for _, r := range removed {
 		if s.groups[r.URL].n > 1 {
@@ -192,23 +194,34 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		recs = map[uint64]splice{}
 	}
 	for _, c := range changed {
+		if held, ok := recs[c.it.dh]; ok && held.ins { // added, and still held
+			held.rec = c.rec
+			recs[c.it.dh] = held
+			continue
+		}
 		recs[c.it.dh] = splice{off: c.prev.Off, len: c.prev.Len, rec: c.rec}
 	}
 	for _, r := range removed {
-		recs[hashString(r.Dir)] = splice{off: r.Off, len: r.Len}
+		h := hashString(r.Dir)
+		if held, ok := recs[h]; ok && held.ins {
+			delete(recs, h) // added, and never written
+			continue
+		}
+		recs[h] = splice{off: r.Off, len: r.Len}
 	}
-	// The records added go before the first (the manifest lists the
-	// snapshots as the pages do, newest first), in one splice.
-	var inserted []byte
-	for _, a := range added {
-		inserted = append(inserted, a.rec...)
+	// The records added go before every other (the manifest lists the
+	// snapshots as the pages do, newest first), also before those added
+	// earlier and still held.
+	var seq int64
+	for _, r := range recs {
+		if r.ins {
+			seq = min(seq, r.seq)
+		}
 	}
-	if len(added) > 0 {
-		recs[added[0].it.dh] = splice{rec: inserted}
+	for i, a := range added {
+		recs[a.it.dh] = splice{rec: a.rec, ins: true, seq: seq - int64(len(added)-i)}
 	}
-	// A manifest that changes length is not left to Flush: its records
-	// would no longer lie where the state says.
-	s.heldBack = s.opts.Defer && s.opts.Cache != nil && len(added) == 0 && len(removed) == 0
+	s.heldBack = s.opts.Defer && s.opts.Cache != nil
 	var spliced errgroup.Group
 	if len(recs) > 0 && !s.heldBack {
 		spliced.Go(func() error { return s.spliceManifest(target, recs) })
@@ -228,6 +241,9 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		return false, err
 	}
 	s.next.Snaps = overlay(prev.Snaps, s.next.Snaps)
+	for _, r := range removed {
+		delete(s.next.Snaps, hashString(r.Dir))
+	}
 	kept -= len(removed) - len(added) // (the added were counted in redo)
 	s.kept.Add(int64(kept))
 	s.rootKept.Add(int64(pages - len(redo)))
@@ -236,16 +252,6 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		s.next.pending = recs
 	case len(recs) > 0:
 		moveOffsets(s.next.Snaps, recs)
-		for _, r := range removed {
-			delete(s.next.Snaps, hashString(r.Dir))
-		}
-		var off int64
-		for _, a := range added {
-			ss := s.next.Snaps[a.it.dh]
-			ss.Off, ss.Len = off, int64(len(a.rec))
-			s.next.Snaps[a.it.dh] = ss
-			off += ss.Len
-		}
 	}
 	s.p.Progress("export", int64(s.total), int64(s.total))
 	return true, nil
@@ -323,8 +329,7 @@ func (s *site) spliceManifest(target string, recs map[uint64]splice) error {
 		return fmt.Errorf("read %s: %w", target, err)
 	}
 	defer closeLater(old)
-	// (an insertion, of length 0, goes before the record at its offset)
-	byOff := slices.SortedFunc(maps.Values(recs), func(a, b splice) int { return cmp.Or(cmp.Compare(a.off, b.off), cmp.Compare(a.len, b.len)) })
+	byOff := slices.SortedFunc(maps.Values(recs), spliceOrder)
 	err = s.batch.WriteFileWith(target, 0o644, func(w io.Writer) error {
 		var at int64
 		for _, r := range byOff {
@@ -357,30 +362,44 @@ func overlay(prev, written map[uint64]snapState) map[uint64]snapState {
 }
 
 // moveOffsets sets in snaps where each record lies in the manifest once
-// recs are spliced into it: a replaced record has its new length, and
-// every record after one whose length changed, or at or after an
-// insertion (a splice of length 0), moves by the difference.
+// recs are spliced into it: a replaced record has its new length, every
+// record after one whose length changed moves by the difference, and
+// every record by the length of those inserted, which lie in front in
+// their order.
 func moveOffsets(snaps map[uint64]snapState, recs map[uint64]splice) {
 	shift := func(off int64) int64 {
 		var d int64
 		for _, r := range recs {
-			if r.off < off || r.len == 0 && r.off == off {
+			if r.ins || r.off < off {
 				d += int64(len(r.rec)) - r.len
 			}
 		}
 		return d
 	}
 	for h, ss := range snaps {
+		if r, ok := recs[h]; ok && r.ins {
+			continue // (below)
+		}
 		if d := shift(ss.Off); d != 0 {
 			ss.Off += d
 			snaps[h] = ss
 		}
 	}
 	for h, r := range recs {
-		if ss, ok := snaps[h]; ok {
-			ss.Len = int64(len(r.rec))
-			snaps[h] = ss
+		ss, ok := snaps[h]
+		if !ok {
+			continue
 		}
+		if r.ins {
+			ss.Off = 0
+			for _, q := range recs {
+				if q.ins && q.seq < r.seq {
+					ss.Off += int64(len(q.rec))
+				}
+			}
+		}
+		ss.Len = int64(len(r.rec))
+		snaps[h] = ss
 	}
 }
 

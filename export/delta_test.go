@@ -335,8 +335,8 @@ func TestDeferredReexport(t *testing.T) {
 // and one gone from the first root page, are taken from the change feed
 // (no pass over the selection): the first root page, its shards and the
 // manifest are written again, the other root pages are not, and every
-// file is what a --full export writes. Under watch (Options.Defer) an
-// addition writes the manifest at once, with the records held before it.
+// file is what a --full export writes. Under watch (Options.Defer) the
+// manifest's records added, gone and changed wait for Flush, in order.
 // A snapshot gone from another page, or one added that changes the page
 // count, takes the passes.
 func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
@@ -351,6 +351,14 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 			t.Fatal(err)
 		}
 		return st
+	}
+	flush := func(cache *Cache) int {
+		t.Helper()
+		n, err := Flush(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
 	sameAsFull := func(step string) {
 		t.Helper()
@@ -394,12 +402,15 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	}
 	order := append([]gen.Entry(nil), m.Snapshots...)
 	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
-	// The newest snapshots down to the first whose URL is captured once
-	// are parked: that one comes back at the newest end.
-	k := 0
-	for urls[order[k].URL] > 1 {
-		k++
+	// The newest snapshots down to the second whose URL is captured once
+	// are parked: those two come back at the newest end.
+	var once []int
+	for i := 0; len(once) < 2; i++ {
+		if urls[order[i].URL] == 1 {
+			once = append(once, i)
+		}
 	}
+	newer, older := order[once[0]], order[once[1]]
 	park := func(e gen.Entry) string {
 		t.Helper()
 		to := filepath.Join(t.TempDir(), "parked")
@@ -415,13 +426,13 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var parked []string
-	for _, e := range order[:k+1] {
-		parked = append(parked, park(e))
+	parked := map[string]string{}
+	for _, e := range order[:once[1]+1] {
+		parked[e.Dir] = park(e)
 	}
-	run(nil) // 91 - k snapshots in 5 pages (k is small)
+	run(nil) // 91 snapshots at most, in 5 pages
 	before := generatedFiles(t, dir)
-	unpark(order[k], parked[k])
+	unpark(older, parked[older.Dir])
 	st := run(nil)
 	if events["delta"] != 1 || events["pass1"] != 0 || st.Written != 1 || st.RootWritten+st.RootSame != 1 || st.RootKept != 4 {
 		t.Fatalf("a snapshot added at the newest end: events %v, %+v", events, st)
@@ -434,7 +445,7 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	// Gone from the first page again.
 	run(nil)
 	before = generatedFiles(t, dir)
-	parked[k] = park(order[k])
+	parked[older.Dir] = park(older)
 	if st := run(nil); events["delta"] != 1 || events["pass1"] != 0 || st.RootWritten+st.RootSame != 1 || st.RootKept != 4 {
 		t.Fatalf("a snapshot gone from the first page: events %v, %+v", events, st)
 	}
@@ -443,8 +454,10 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	}
 	sameAsFull("removed")
 
-	// Under watch: a retitle on the third page is held, then an addition
-	// writes the manifest with both.
+	// Under watch the manifest waits for Flush: a retitle on the third
+	// page, an addition, a retitle of it, a newer addition, and the
+	// removal of the first one added (never written) are held; Flush
+	// writes the manifest and the state.
 	var held gen.Entry
 	for _, e := range order[45:] {
 		if urls[e.URL] == 1 {
@@ -452,31 +465,73 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 			break
 		}
 	}
+	retitle := func(e gen.Entry, title string) {
+		t.Helper()
+		time.Sleep(10 * time.Millisecond)
+		if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(e.Dir)), title); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cache := &Cache{}
 	run(cache)
-	time.Sleep(10 * time.Millisecond)
-	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(held.Dir)), "Held <title>"); err != nil {
-		t.Fatal(err)
+	manifest, _ := fileIDOf(filepath.Join(dir, ManifestFile))
+	for _, step := range []struct {
+		what string
+		do   func()
+	}{
+		{"a retitle on the third page", func() { retitle(held, "Held <title>") }},
+		{"an addition", func() { unpark(older, parked[older.Dir]) }},
+		{"a retitle of the snapshot added", func() { retitle(older, "Added, then retitled") }},
+		{"a newer addition", func() { unpark(newer, parked[newer.Dir]) }},
+	} {
+		step.do()
+		if st := run(cache); events["delta"] != 1 || !cache.Held() || st.RootWritten+st.RootSame != 1 {
+			t.Fatalf("%s under watch: events %v, held %v, %+v", step.what, events, cache.Held(), st)
+		}
+		if id, _ := fileIDOf(filepath.Join(dir, ManifestFile)); id != manifest {
+			t.Fatalf("%s under watch wrote the manifest", step.what)
+		}
 	}
-	if run(cache); events["delta"] != 1 || !cache.Held() {
-		t.Fatalf("a retitle under watch: events %v, held %v", events, cache.Held())
+	if n := flush(cache); n != 3 || cache.Held() { // the retitle, the two added (one retitled)
+		t.Fatalf("flush spliced %d records (want 3), held after: %v", n, cache.Held())
 	}
-	unpark(order[k], parked[k])
-	if st := run(cache); events["delta"] != 1 || cache.Held() || st.RootWritten+st.RootSame != 1 {
-		t.Fatalf("an addition under watch: events %v, held %v, %+v", events, cache.Held(), st)
+	sameAsFull("added under watch, flushed")
+	run(cache)
+	parked[older.Dir] = park(older)
+	run(cache)
+	parked[newer.Dir] = park(newer)
+	if st := run(cache); events["delta"] != 1 || !cache.Held() || st.RootWritten+st.RootSame != 1 {
+		t.Fatalf("two removals under watch: events %v, held %v, %+v", events, cache.Held(), st)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); !bytes.Contains(data, []byte("Held <title>")) {
-		t.Errorf("the manifest written for the addition lacks the held record")
+	if n := flush(cache); n != 2 || cache.Held() {
+		t.Fatalf("flush spliced %d records (want the two removals), held after: %v", n, cache.Held())
 	}
-	// A retitle spliced from the offsets the addition recorded.
-	time.Sleep(10 * time.Millisecond)
-	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(held.Dir)), "Retitled after the addition"); err != nil {
-		t.Fatal(err)
+	run(cache)
+	unpark(older, parked[older.Dir])
+	run(cache)
+	parked[older.Dir] = park(older) // added and gone, never written
+	if st := run(cache); events["delta"] != 1 || !cache.Held() || st.RootWritten+st.RootSame != 1 {
+		t.Fatalf("an addition and its removal under watch: events %v, held %v, %+v", events, cache.Held(), st)
 	}
+	// Gone and back before a flush: the passes write the manifest.
+	unpark(newer, parked[newer.Dir])
+	run(cache)
+	flush(cache)
+	parked[newer.Dir] = park(newer)
+	run(cache)
+	unpark(newer, parked[newer.Dir])
+	if run(cache); events["pass1"] != 1 || cache.Held() {
+		t.Fatalf("a removal held, then the folder back: events %v, held %v", events, cache.Held())
+	}
+	if n := flush(cache); n != 0 {
+		t.Fatalf("flush after the passes spliced %d records", n)
+	}
+	// A retitle spliced from the offsets the flush recorded.
+	retitle(held, "Retitled after the flush")
 	if run(nil); events["delta"] != 1 {
-		t.Fatalf("a retitle after the addition: events %v", events)
+		t.Fatalf("a retitle after the flush: events %v", events)
 	}
-	sameAsFull("added under watch")
+	sameAsFull("removed under watch, flushed")
 
 	// Gone from a page but the first: the pages before it move.
 	park(held)

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -107,6 +108,23 @@ func (st *state) held(h uint64) bool {
 type splice struct {
 	off, len int64
 	rec      []byte
+	// ins: the record of a snapshot added at the newest end, which goes
+	// before every record of the manifest (off and len are 0); of two,
+	// the one of lower seq goes first.
+	ins bool
+	seq int64
+}
+
+// spliceOrder orders splices as they apply to the manifest: by offset,
+// the insertions first.
+func spliceOrder(a, b splice) int {
+	if a.ins != b.ins {
+		if a.ins {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Or(cmp.Compare(a.off, b.off), cmp.Compare(a.seq, b.seq))
 }
 
 type snapState struct {
