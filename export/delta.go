@@ -87,8 +87,10 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	}
 	total := int(prev.Total) + len(added) - len(removed)
 	newPages, first := pageLayout(total, s.opts.PageSize)
-	if (len(added) > 0 || len(removed) > 0) && (!s.inPlace || newPages != pages) {
-		return false, nil // (--out removes the folders of snapshots gone: the passes do)
+	// (--out removes the folders of snapshots gone, and a root template
+	// of the user's may show the total on every page: the passes do.)
+	if (len(added) > 0 || len(removed) > 0) && (!s.inPlace || newPages != pages || s.shownTotal(2, 1) != 0) {
+		return false, nil
 	}
 
 	// The root pages that list a changed snapshot, each with its
@@ -124,7 +126,13 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 		}
 		redo[n] = items
 	}
-	for i, a := range added { // at the newest end, in list order
+	// At the newest end, in list order: before the first page's rows
+	// kept, which are newer than the second page's (with none kept,
+	// nothing says so).
+	if len(added) > 0 && pages > 1 && len(redo[1]) == len(added) {
+		return false, nil
+	}
+	for i, a := range added {
 		if redo[1][i].Dir != a.it.Dir {
 			return false, nil
 		}

@@ -540,3 +540,109 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	}
 	sameAsFull("removed from the third page")
 }
+
+// TestDeltaAdditionNeedsTheFirstPage: an addition is taken from the change
+// feed only when it is known to be the newest: with every row of the
+// first page gone in the same export (here pages of one snapshot, the
+// newest gone and an old one back), the passes place it. And with a root
+// template of the user's, which may show the total on every page, an
+// addition or removal writes every page again. Each time the site is
+// what a --full export writes.
+func TestDeltaAdditionNeedsTheFirstPage(t *testing.T) {
+	dir, m, c := generatedIn(t, 12, 5)
+	events := countEvents(t)
+	opts := Options{Collection: c, PageSize: 1}
+	run := func() Stats {
+		t.Helper()
+		clear(events)
+		st, err := Run(context.Background(), opts, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	sameAsFull := func(step string) {
+		t.Helper()
+		now := generatedFiles(t, dir)
+		full := opts
+		full.Full = true
+		if _, err := Run(context.Background(), full, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+		for rel, f := range generatedFiles(t, dir) {
+			if !bytes.Equal(f.data, now[rel].data) {
+				t.Errorf("%s: %s differs from a --full export's", step, rel)
+			}
+		}
+	}
+	urls := map[string]int{}
+	for _, s := range m.Snapshots {
+		urls[s.URL]++
+	}
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	var once []gen.Entry
+	for _, e := range order {
+		if urls[e.URL] == 1 {
+			once = append(once, e)
+		}
+	}
+	newest, oldest := once[0], once[len(once)-1]
+	moveTo := func(e gen.Entry, parked string, back bool) {
+		t.Helper()
+		from, to := filepath.Join(dir, filepath.FromSlash(e.Dir)), parked
+		if back {
+			from, to = to, from
+		}
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range order {
+		if e.Dir == newest.Dir {
+			break
+		}
+		moveTo(e, filepath.Join(t.TempDir(), "parked"), false) // newer ones captured twice
+	}
+	parkedOld := filepath.Join(t.TempDir(), "parked")
+	moveTo(oldest, parkedOld, false)
+	run()
+	moveTo(newest, filepath.Join(t.TempDir(), "parked"), false)
+	moveTo(oldest, parkedOld, true)
+	if run(); events["delta"] != 0 || events["pass1"] != 1 {
+		t.Errorf("the first page's one row gone and an old snapshot back: events %v", events)
+	}
+	sameAsFull("the first page replaced")
+
+	// A root template of the user's showing the total on every page.
+	tpl := t.TempDir()
+	root, err := os.ReadFile("../templates/root.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	everywhere := strings.Replace(string(root), `{{if eq .Page 1}} · {{.Total}} snapshots{{end}}`, ` · {{.Total}} snapshots`, 1)
+	if everywhere == string(root) {
+		t.Fatal("root.html no longer shows the total on the first page only")
+	}
+	if err := os.WriteFile(filepath.Join(tpl, "root.html"), []byte(everywhere), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts = Options{Collection: c, PageSize: 4, Templates: tpl}
+	run()
+	var present []gen.Entry
+	for _, e := range order {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(e.Dir))); err == nil {
+			present = append(present, e)
+		}
+	}
+	_, first := pageLayout(len(present), 4)
+	gone := slices.IndexFunc(present, func(e gen.Entry) bool { return urls[e.URL] == 1 })
+	if gone < 0 || gone >= first {
+		t.Fatalf("no snapshot captured once on the first page of %d", first)
+	}
+	moveTo(present[gone], filepath.Join(t.TempDir(), "parked"), false)
+	if st := run(); events["delta"] != 0 || st.RootWritten < 2 {
+		t.Errorf("a removal from the first page with the user's root template: events %v, %+v", events, st)
+	}
+	sameAsFull("the user's root template")
+}

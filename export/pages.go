@@ -364,7 +364,7 @@ type rootView struct {
 // that an added snapshot leaves them as they are; a template of the
 // user's may show it on any page.
 func (s *site) shownTotal(n, total int) int {
-	if n > 1 && s.tpl.Builtin {
+	if n > 1 && s.tpl.RootBuiltin {
 		return 0
 	}
 	return total

@@ -40,6 +40,8 @@ type Set struct {
 	// Builtin is set when both page templates are the embedded ones (no
 	// override), which the export may then render without html/template.
 	Builtin bool
+	// RootBuiltin is set when the root page template is the embedded one.
+	RootBuiltin bool
 }
 
 // Asset returns the content of a file named in Assets.
@@ -111,5 +113,6 @@ func Load(overrideDir string, funcs template.FuncMap) (*Set, error) {
 	}
 	s.Version = hex.EncodeToString(h.Sum(nil))[:16]
 	s.Builtin = !overridden[Root] && !overridden[Snapshot]
+	s.RootBuiltin = !overridden[Root]
 	return s, nil
 }

@@ -76,8 +76,8 @@ func TestOverride(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "snapshot.html"), []byte("<p>{{.Title}}</p>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := Load(dir, noFuncs); err != nil || s.Builtin {
-		t.Errorf("an overridden snapshot.html is marked built in (%v)", err)
+	if s, err := Load(dir, noFuncs); err != nil || s.Builtin || !s.RootBuiltin {
+		t.Errorf("an overridden snapshot.html is marked built in, or the root template not (%v)", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "root.html"), []byte("{{.Broken"), 0o644); err != nil {
 		t.Fatal(err)

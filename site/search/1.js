@@ -1,1 +1,0 @@
-folioSearch.add(1, []);

@@ -1,1 +1,0 @@
-folioText.add(1, []);
