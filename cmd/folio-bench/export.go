@@ -101,28 +101,25 @@ func runExport(b *B) error {
 		}
 	}
 	b.Add(one)
-	b.Add(b.addedExport(c, n, hugo))
+	added := b.addedExport(c, n, hugo)
+	b.Add(added)
 	if err == nil {
 		b.Add(b.watchedExport(c, target, n, m.Wall))
+	}
+	if added.Err == nil {
+		b.Add(b.watchedAddedExport(c, n, added.Value))
 	}
 	return nil
 }
 
 // addedExport measures a re-export after the snapshot at the top of the
 // list went or came back: its folder is moved out of the tree and in
-// again between repetitions, as a removal and an addition would. Every
-// row after it moves and every root page shows a new count, so each root
-// page is written again; the snapshot pages stay.
+// again between repetitions, as a removal and an addition would. The
+// root pages are cut from the oldest end, so the first root page, its
+// shards and the manifest are written again; the other pages stay.
 func (b *B) addedExport(c *Collection, n string, hugo Spread) Row {
 	row := Row{Work: "export " + n + ", after one snapshot added or removed"}
-	newest := 0
-	for i, s := range c.Manifest.Snapshots {
-		if s.BookmarkedAt.After(c.Manifest.Snapshots[newest].BookmarkedAt) {
-			newest = i
-		}
-	}
-	in := filepath.Join(c.Dir, filepath.FromSlash(c.Manifest.Snapshots[newest].Dir))
-	out := filepath.Join(b.Work, "parked-snapshot")
+	in, out := newestFolder(c), filepath.Join(b.Work, "parked-snapshot")
 	parked := false
 	toggle := func() error {
 		from, to := in, out
@@ -152,6 +149,17 @@ func (b *B) addedExport(c *Collection, n string, hugo Spread) Row {
 		}
 	}
 	return row
+}
+
+// newestFolder is the folder of the snapshot at the top of c's list.
+func newestFolder(c *Collection) string {
+	newest := 0
+	for i, s := range c.Manifest.Snapshots {
+		if s.BookmarkedAt.After(c.Manifest.Snapshots[newest].BookmarkedAt) {
+			newest = i
+		}
+	}
+	return filepath.Join(c.Dir, filepath.FromSlash(c.Manifest.Snapshots[newest].Dir))
 }
 
 // unexport removes what an in-place export of c wrote: the snapshot

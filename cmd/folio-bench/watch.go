@@ -104,6 +104,46 @@ func (w *watchProc) awaitLine(ctx context.Context, re *regexp.Regexp, timeout ti
 func (b *B) watchedExport(c *Collection, target, n string, cli time.Duration) Row {
 	row := Row{Work: "export " + n + ", after one change under watch --export", Goal: Goal{Max: 0.2},
 		Baseline: cli.Seconds(), BaselineName: "export after one change"}
+	return b.watchedChanges(row, c, regexp.MustCompile(`^catalog: 1 updated .* in (\S+); export: 1 detail page`), func(i int) error {
+		return gen.RetitleIndex(target, fmt.Sprintf("Watched by folio-bench %d", i))
+	})
+}
+
+// watchedAddedExport is watchedExport for the snapshot at the top of the
+// list going and coming back (its folder moved out of the tree and in
+// again, as addedExport does), against that export's time (cli).
+func (b *B) watchedAddedExport(c *Collection, n string, cli float64) Row {
+	row := Row{Work: "export " + n + ", after one snapshot added or removed under watch --export", Goal: Goal{Max: 0.2},
+		Baseline: cli, BaselineName: "export after one snapshot added or removed"}
+	in, out := newestFolder(c), filepath.Join(b.Work, "parked-snapshot")
+	parked := false
+	toggle := func(int) error {
+		from, to := in, out
+		if parked {
+			from, to = out, in
+		}
+		if err := os.Rename(from, to); err != nil {
+			return err
+		}
+		parked = !parked
+		return nil
+	}
+	row = b.watchedChanges(row, c, regexp.MustCompile(`^catalog: 1 (?:added|removed) .* in (\S+); export: `), toggle)
+	if parked { // the collection as it was
+		if err := toggle(0); err != nil && row.Err == nil {
+			row.Err = err
+		} else if _, err := b.Run(b.FolioCmd(c.Dir, "export")); err != nil && row.Err == nil {
+			row.Err = err
+		}
+	}
+	return row
+}
+
+// watchedChanges starts folio watch --export on c, makes change i (3 s
+// apart) as many times as the runs ask, three times over, and sets row to
+// the median of the times watch reports on the lines applied matches
+// (its first group).
+func (b *B) watchedChanges(row Row, c *Collection, applied *regexp.Regexp, change func(i int) error) Row {
 	w, err := b.startWatch(c.Dir, "--export")
 	if err != nil {
 		row.Err = err
@@ -114,11 +154,10 @@ func (b *B) watchedExport(c *Collection, target, n string, cli time.Duration) Ro
 		row.Err = err
 		return row
 	}
-	applied := regexp.MustCompile(`^catalog: 1 updated .* in (\S+); export: 1 detail page`)
 	var took []time.Duration
 	for i := range 3 * max(b.Runs, 1) {
 		time.Sleep(3 * time.Second)
-		if err := gen.RetitleIndex(target, fmt.Sprintf("Watched by folio-bench %d", i)); err != nil {
+		if err := change(i); err != nil {
 			row.Err = err
 			return row
 		}
