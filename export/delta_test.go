@@ -488,6 +488,9 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 		if st := run(cache); events["delta"] != 1 || !cache.Held() || st.RootWritten+st.RootSame != 1 {
 			t.Fatalf("%s under watch: events %v, held %v, %+v", step.what, events, cache.Held(), st)
 		}
+		if listing := step.what != "a retitle on the third page"; cache.HeldListing() != listing {
+			t.Errorf("%s under watch: HeldListing %v, want %v", step.what, !listing, listing)
+		}
 		if id, _ := fileIDOf(filepath.Join(dir, ManifestFile)); id != manifest {
 			t.Fatalf("%s under watch wrote the manifest", step.what)
 		}
@@ -500,8 +503,8 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	parked[older.Dir] = park(older)
 	run(cache)
 	parked[newer.Dir] = park(newer)
-	if st := run(cache); events["delta"] != 1 || !cache.Held() || st.RootWritten+st.RootSame != 1 {
-		t.Fatalf("two removals under watch: events %v, held %v, %+v", events, cache.Held(), st)
+	if st := run(cache); events["delta"] != 1 || !cache.HeldListing() || st.RootWritten+st.RootSame != 1 {
+		t.Fatalf("two removals under watch: events %v, held listing %v, %+v", events, cache.HeldListing(), st)
 	}
 	if n := flush(cache); n != 2 || cache.Held() {
 		t.Fatalf("flush spliced %d records (want the two removals), held after: %v", n, cache.Held())

@@ -203,6 +203,23 @@ func (c *Cache) Held() bool {
 	return c != nil && c.st != nil && c.st.unsaved
 }
 
+// HeldListing reports whether what is held adds snapshots to the
+// manifest or takes some away. Until Flush writes it, 'folio serve'
+// (which takes the folders the manifest lists for the export's) serves
+// the page of a snapshot just added as an archived file: with the
+// sandbox CSP, not folio's.
+func (c *Cache) HeldListing() bool {
+	if !c.Held() {
+		return false
+	}
+	for _, r := range c.st.pending {
+		if r.ins || r.rec == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // keep remembers st, just written to path (or, deferred, still to be).
 func (c *Cache) keep(path string, st *state) {
 	if c == nil {

@@ -113,7 +113,10 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 // flusher writes the root manifest and state the exports under watch
 // hold back (export.Options.Defer) once no export has run for
 // flushIdle, at most flushMax after the first one held back, and when
-// watch stops.
+// watch stops. Snapshots added or removed are written after
+// listingIdle: 'folio serve' takes the folders the manifest lists for
+// the export's, and serves a snapshot just added, which the first root
+// page already links to, as an archived file until then.
 type flusher struct {
 	p     *printer
 	opts  export.Options
@@ -123,8 +126,9 @@ type flusher struct {
 }
 
 const (
-	flushIdle = 2 * time.Second
-	flushMax  = 30 * time.Second
+	flushIdle   = 2 * time.Second
+	flushMax    = 30 * time.Second
+	listingIdle = 250 * time.Millisecond
 )
 
 // arm sets the flush after an export (with f.mu held).
@@ -136,7 +140,11 @@ func (f *flusher) arm() {
 	if f.first.IsZero() {
 		f.first = now
 	}
-	wait := min(flushIdle, max(0, f.first.Add(flushMax).Sub(now)))
+	idle := flushIdle
+	if f.opts.Cache.HeldListing() {
+		idle = listingIdle
+	}
+	wait := min(idle, max(0, f.first.Add(flushMax).Sub(now)))
 	if f.timer == nil {
 		f.timer = time.AfterFunc(wait, func() { f.flush(context.Background()) })
 	} else {
@@ -192,8 +200,9 @@ folders moved or deleted, legacy folders copied into archive/ (cataloged where
 they are; 'folio update --migrate-only' migrates them). With --export the
 incremental export runs after each change, so the pages stay current; the
 root index.jsonl, one record per snapshot (145 MB for 100k), is brought up to
-date once no change has come for 2s (at most 30s after the first), and when
-watch stops.
+date once no change has come for 2s (at most 30s after the first; a quarter
+second after a snapshot is added or removed, so that 'folio serve' serves its
+page as folio's), and when watch stops.
 
 Changes are gathered until the tree has been still for --settle, then applied
 by a reindex of the folders they touched, under the collection's lock; while

@@ -212,11 +212,29 @@ func TestWatchExportShowsOutputAddedByHand(t *testing.T) {
 }
 
 // TestServeWatchKeepsTheExportCurrent serves a collection with --watch
-// and sees a change over HTTP.
+// and sees a change over HTTP, and a snapshot added: listed on the root
+// page, its page served as folio's (folio's CSP, not the sandbox of an
+// archived file) once the root manifest lists it.
 func TestServeWatchKeepsTheExportCurrent(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	m, err := gen.Current(dir, gen.Options{N: 12, Seed: 8, NoSync: true})
 	if err != nil {
+		t.Fatal(err)
+	}
+	newest := m.Snapshots[0]
+	for _, e := range m.Snapshots {
+		if e.BookmarkedAt.After(newest.BookmarkedAt) {
+			newest = e
+		}
+	}
+	var others []gen.Entry
+	for _, e := range m.Snapshots {
+		if e.Dir != newest.Dir {
+			others = append(others, e)
+		}
+	}
+	parked := filepath.Join(t.TempDir(), "parked")
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(newest.Dir)), parked); err != nil {
 		t.Fatal(err)
 	}
 	s := startFolio(t, "-D", dir, "serve", "--watch", "--addr", "127.0.0.1:0")
@@ -235,12 +253,24 @@ func TestServeWatchKeepsTheExportCurrent(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	await(t, "the first export, served", s, func() bool { return strings.Contains(get(), m.Snapshots[0].URL) })
+	await(t, "the first export, served", s, func() bool { return strings.Contains(get(), others[0].URL) })
 	title := "Changed while served"
-	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(m.Snapshots[2].Dir)), title); err != nil {
+	if err := gen.RetitleIndex(filepath.Join(dir, filepath.FromSlash(others[1].Dir)), title); err != nil {
 		t.Fatal(err)
 	}
 	await(t, "the change, served", s, func() bool { return strings.Contains(get(), title) })
+	if err := os.Rename(parked, filepath.Join(dir, filepath.FromSlash(newest.Dir))); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the snapshot added, its page served as folio's", s, func() bool {
+		resp, err := http.Get(base + newest.Dir + "/index.html")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "sandbox") &&
+			strings.Contains(get(), newest.URL)
+	})
 	if code := s.interrupt(t); code != 130 {
 		t.Errorf("serve --watch exit code after SIGINT: %d, want 130", code)
 	}
