@@ -74,6 +74,30 @@ func pageAt(i, total, size int) int {
 	return (i-first)/size + 2
 }
 
+// deferredRuns returns an export of c in root pages of pageSize that
+// holds back the manifest and state with a cache (as folio watch does),
+// counting its events afresh, and a Flush of what the cache holds.
+func deferredRuns(t *testing.T, c *archive.Collection, events map[string]int, pageSize int) (run func(*Cache) Stats, flush func(*Cache) int) {
+	run = func(cache *Cache) Stats {
+		t.Helper()
+		clear(events)
+		st, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache, Defer: cache != nil}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	flush = func(cache *Cache) int {
+		t.Helper()
+		n, err := Flush(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache}, archive.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	return run, flush
+}
+
 // countEvents counts the export's steps (testEvent) until the test ends;
 // read it between exports.
 func countEvents(t *testing.T) map[string]int {
@@ -190,23 +214,7 @@ func TestDeferredReexport(t *testing.T) {
 	events := countEvents(t)
 	const pageSize = 20
 	cache := &Cache{}
-	run := func(cache *Cache) Stats {
-		t.Helper()
-		clear(events)
-		st, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache, Defer: cache != nil}, archive.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	flush := func(cache *Cache) int {
-		t.Helper()
-		n, err := Flush(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache}, archive.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	run, flush := deferredRuns(t, c, events, pageSize)
 	statePath := c.Path(archive.StateDir + "/export/in-place.state")
 	run(cache)
 
@@ -343,23 +351,7 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	dir, m, c := generatedIn(t, 92, 5)
 	events := countEvents(t)
 	const pageSize = 20
-	run := func(cache *Cache) Stats {
-		t.Helper()
-		clear(events)
-		st, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache, Defer: cache != nil}, archive.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	flush := func(cache *Cache) int {
-		t.Helper()
-		n, err := Flush(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache}, archive.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	run, flush := deferredRuns(t, c, events, pageSize)
 	sameAsFull := func(step string) {
 		t.Helper()
 		now := generatedFiles(t, dir)

@@ -119,26 +119,10 @@ func runExport(b *B) error {
 // shards and the manifest are written again; the other pages stay.
 func (b *B) addedExport(c *Collection, n string, hugo Spread) Row {
 	row := Row{Work: "export " + n + ", after one snapshot added or removed"}
-	in, out := newestFolder(c), filepath.Join(b.Work, "parked-snapshot")
-	parked := false
-	toggle := func() error {
-		from, to := in, out
-		if parked {
-			from, to = out, in
-		}
-		if err := os.Rename(from, to); err != nil {
-			return err
-		}
-		parked = !parked
-		return nil
-	}
-	m, err := b.Repeat(toggle, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export") })
-	if parked { // the collection as it was, for the rows after this one
-		if terr := toggle(); terr != nil && err == nil {
-			err = terr
-		} else if _, rerr := b.Run(b.FolioCmd(c.Dir, "export")); rerr != nil && err == nil {
-			err = rerr
-		}
+	p := b.newestParker(c)
+	m, err := b.Repeat(p.toggle, func() *exec.Cmd { return b.FolioCmd(c.Dir, "export") })
+	if rerr := p.restore(); err == nil { // the collection as it was, for the rows after this one
+		err = rerr
 	}
 	row.Err = err
 	if err == nil {
@@ -151,15 +135,49 @@ func (b *B) addedExport(c *Collection, n string, hugo Spread) Row {
 	return row
 }
 
-// newestFolder is the folder of the snapshot at the top of c's list.
-func newestFolder(c *Collection) string {
+// newestParker moves the folder of the snapshot at the top of c's list
+// out of the tree and back, as a removal and an addition would.
+type newestParker struct {
+	b       *B
+	c       *Collection
+	in, out string
+	parked  bool
+}
+
+func (b *B) newestParker(c *Collection) *newestParker {
 	newest := 0
 	for i, s := range c.Manifest.Snapshots {
 		if s.BookmarkedAt.After(c.Manifest.Snapshots[newest].BookmarkedAt) {
 			newest = i
 		}
 	}
-	return filepath.Join(c.Dir, filepath.FromSlash(c.Manifest.Snapshots[newest].Dir))
+	return &newestParker{b: b, c: c, in: filepath.Join(c.Dir, filepath.FromSlash(c.Manifest.Snapshots[newest].Dir)),
+		out: filepath.Join(b.Work, "parked-snapshot")}
+}
+
+// toggle moves the folder out, or back in.
+func (p *newestParker) toggle() error {
+	from, to := p.in, p.out
+	if p.parked {
+		from, to = p.out, p.in
+	}
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	p.parked = !p.parked
+	return nil
+}
+
+// restore brings the folder back when it is out, and the export with it.
+func (p *newestParker) restore() error {
+	if !p.parked {
+		return nil
+	}
+	if err := p.toggle(); err != nil {
+		return err
+	}
+	_, err := p.b.Run(p.b.FolioCmd(p.c.Dir, "export"))
+	return err
 }
 
 // unexport removes what an in-place export of c wrote: the snapshot

@@ -115,26 +115,10 @@ func (b *B) watchedExport(c *Collection, target, n string, cli time.Duration) Ro
 func (b *B) watchedAddedExport(c *Collection, n string, cli float64) Row {
 	row := Row{Work: "export " + n + ", after one snapshot added or removed under watch --export", Goal: Goal{Max: 0.2},
 		Baseline: cli, BaselineName: "export after one snapshot added or removed"}
-	in, out := newestFolder(c), filepath.Join(b.Work, "parked-snapshot")
-	parked := false
-	toggle := func(int) error {
-		from, to := in, out
-		if parked {
-			from, to = out, in
-		}
-		if err := os.Rename(from, to); err != nil {
-			return err
-		}
-		parked = !parked
-		return nil
-	}
-	row = b.watchedChanges(row, c, regexp.MustCompile(`^catalog: 1 (?:added|removed) .* in (\S+); export: `), toggle)
-	if parked { // the collection as it was
-		if err := toggle(0); err != nil && row.Err == nil {
-			row.Err = err
-		} else if _, err := b.Run(b.FolioCmd(c.Dir, "export")); err != nil && row.Err == nil {
-			row.Err = err
-		}
+	p := b.newestParker(c)
+	row = b.watchedChanges(row, c, regexp.MustCompile(`^catalog: 1 (?:added|removed) .* in (\S+); export: `), func(int) error { return p.toggle() })
+	if err := p.restore(); row.Err == nil { // the collection as it was
+		row.Err = err
 	}
 	return row
 }
