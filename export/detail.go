@@ -381,7 +381,7 @@ func (s *site) writeDetail(it *item, snap *archive.Snapshot, results []archive.R
 	v.Related = related
 	b := getBuffer()
 	defer putBuffer(b)
-	if s.tpl.Builtin {
+	if s.tpl.SnapshotBuiltin {
 		renderSnapshot(b, &v)
 	} else if err := s.tpl.Snapshot.Execute(b, &v); err != nil {
 		return false, fmt.Errorf("render page of %s: %w", dir, err)

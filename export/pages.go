@@ -394,7 +394,7 @@ func (s *site) writeRootPage(n int, rows []rowView) (wrote bool, err error) {
 	}
 	b := getBuffer()
 	defer putBuffer(b)
-	if s.tpl.Builtin {
+	if s.tpl.RootBuiltin {
 		renderRoot(b, &v)
 	} else if err := s.tpl.Root.Execute(b, &v); err != nil {
 		return false, fmt.Errorf("render root page %d: %w", n, err)

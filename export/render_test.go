@@ -135,7 +135,7 @@ func TestRenderMatchesTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !tpl.Builtin {
+	if !tpl.RootBuiltin || !tpl.SnapshotBuiltin {
 		t.Fatal("the embedded templates are not marked built in")
 	}
 	for i, v := range detailViews() {

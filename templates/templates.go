@@ -37,11 +37,10 @@ type Set struct {
 	// Version changes whenever any template or asset byte changes; the
 	// export's incremental state records it.
 	Version string
-	// Builtin is set when both page templates are the embedded ones (no
-	// override), which the export may then render without html/template.
-	Builtin bool
-	// RootBuiltin is set when the root page template is the embedded one.
-	RootBuiltin bool
+	// RootBuiltin and SnapshotBuiltin are set when the root page and
+	// snapshot page templates are the embedded ones (no override), which
+	// the export may then render without html/template.
+	RootBuiltin, SnapshotBuiltin bool
 }
 
 // Asset returns the content of a file named in Assets.
@@ -112,7 +111,6 @@ func Load(overrideDir string, funcs template.FuncMap) (*Set, error) {
 		s.assets[name] = b
 	}
 	s.Version = hex.EncodeToString(h.Sum(nil))[:16]
-	s.Builtin = !overridden[Root] && !overridden[Snapshot]
-	s.RootBuiltin = !overridden[Root]
+	s.RootBuiltin, s.SnapshotBuiltin = !overridden[Root], !overridden[Snapshot]
 	return s, nil
 }

@@ -70,13 +70,13 @@ func TestOverride(t *testing.T) {
 	if s.Version == base.Version {
 		t.Errorf("version did not change with an override")
 	}
-	if !base.Builtin || !s.Builtin {
-		t.Errorf("embedded page templates not marked built in: %v, %v with only an asset overridden", base.Builtin, s.Builtin)
+	if !base.RootBuiltin || !base.SnapshotBuiltin || !s.RootBuiltin || !s.SnapshotBuiltin {
+		t.Errorf("embedded page templates not marked built in with only an asset overridden")
 	}
 	if err := os.WriteFile(filepath.Join(dir, "snapshot.html"), []byte("<p>{{.Title}}</p>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := Load(dir, noFuncs); err != nil || s.Builtin || !s.RootBuiltin {
+	if s, err := Load(dir, noFuncs); err != nil || s.SnapshotBuiltin || !s.RootBuiltin {
 		t.Errorf("an overridden snapshot.html is marked built in, or the root template not (%v)", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "root.html"), []byte("{{.Broken"), 0o644); err != nil {
