@@ -276,7 +276,6 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 		return nil, nil, nil, nil // (a nil Dirs would select every row)
 	}
 	q.Dirs = slices.Collect(maps.Keys(touched))
-	var out []changedSnap
 	selected := map[string]bool{}
 	err = s.cat.Each(ctx, q, func(e catalog.Entry) error {
 		selected[e.Dir] = true
@@ -296,7 +295,7 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 		}
 		it.archived = s.isArchived(&e, it.own, ps, true)
 		it.page = int(ps.Page)
-		out = append(out, changedSnap{it: it, prev: ps, rec: appendManifest(nil, recordOf(&e, it.archived))})
+		changed = append(changed, changedSnap{it: it, prev: ps, rec: appendManifest(nil, recordOf(&e, it.archived))})
 		return nil
 	})
 	if err != nil {
@@ -310,7 +309,7 @@ func (s *site) changedSnaps(ctx context.Context, q catalog.Query, touched map[st
 			removed = append(removed, ps)
 		}
 	}
-	return out, added, removed, nil
+	return changed, added, removed, nil
 }
 
 // pageItems reads the snapshots of one root page, in list order (their

@@ -674,7 +674,7 @@ func (s *site) pass2(ctx context.Context, q catalog.Query) error {
 		it.archived = s.seen.get(hashString(it.Dir)).archived
 		s.addCapture(&e, s.groups)
 		batch = append(batch, it)
-		if page == 0 && len(batch) == s.first || page > 0 && len(batch) == s.opts.PageSize {
+		if len(batch) == pageRows(page+1, s.first, s.opts.PageSize) {
 			flush()
 		}
 		return gctx.Err()

@@ -49,6 +49,15 @@ func pageLayout(total, size int) (pages, first int) {
 	return pages, total - (pages-1)*size
 }
 
+// pageRows is how many snapshots root page n lists, the first listing
+// first (see pageLayout).
+func pageRows(n, first, size int) int {
+	if n == 1 {
+		return first
+	}
+	return size
+}
+
 // pageFP is what root page n and its shard depend on: its place among
 // the pages and the rows it lists, and the total when the page shows it
 // (see shownTotal).

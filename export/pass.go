@@ -203,7 +203,7 @@ func (s *site) pass1(ctx context.Context, q catalog.Query) (bool, error) {
 				it.fp = s.fingerprint(spec, &it)
 				s.addCapture(e, spec)
 				batch = append(batch, it)
-				if len(plan) == 0 && len(batch) == max(specFirst, 1) || len(plan) > 0 && len(batch) == s.opts.PageSize {
+				if len(batch) == pageRows(len(plan)+1, max(specFirst, 1), s.opts.PageSize) {
 					flush()
 				}
 			}
