@@ -64,6 +64,47 @@ func generatedFiles(t *testing.T, root string) map[string]generatedFile {
 	return out
 }
 
+// sameAsFull checks that the files an in-place export left in dir are
+// what an export with opts and --full writes, byte for byte (that export
+// then runs), and shows the first line that differs in each.
+func sameAsFull(t *testing.T, dir string, opts Options, step string) {
+	t.Helper()
+	now := generatedFiles(t, dir)
+	opts.Full = true
+	if _, err := Run(context.Background(), opts, archive.Discard); err != nil {
+		t.Fatal(err)
+	}
+	full := generatedFiles(t, dir)
+	if len(full) != len(now) {
+		t.Errorf("%s: --full wrote %d files, the re-export left %d", step, len(full), len(now))
+	}
+	for rel, f := range full {
+		if bytes.Equal(f.data, now[rel].data) {
+			continue
+		}
+		t.Errorf("%s: %s differs from a --full export's", step, rel)
+		a, b := strings.Split(string(f.data), "\n"), strings.Split(string(now[rel].data), "\n")
+		for i := range min(len(a), len(b)) {
+			if a[i] != b[i] {
+				t.Logf("full %.300q\ngot  %.300q", a[i], b[i])
+				break
+			}
+		}
+	}
+}
+
+// newestFirst returns m's snapshots in list order, newest first, and how
+// many times each URL is captured.
+func newestFirst(m *gen.Manifest) ([]gen.Entry, map[string]int) {
+	order := append([]gen.Entry(nil), m.Snapshots...)
+	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	urls := map[string]int{}
+	for _, e := range order {
+		urls[e.URL]++
+	}
+	return order, urls
+}
+
 // pageAt returns the root page that lists the snapshot at place i
 // (from 0, newest first) of total, size to a page (see pageLayout).
 func pageAt(i, total, size int) int {
@@ -137,12 +178,7 @@ func TestReexportFromChangeFeed(t *testing.T) {
 	}
 
 	// Snapshots whose URL is captured once, newest first as the list is.
-	urls := map[string]int{}
-	for _, s := range m.Snapshots {
-		urls[s.URL]++
-	}
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, urls := newestFirst(m)
 	var picks []int // places in the list, on different pages
 	for i, s := range order {
 		if urls[s.URL] == 1 && (len(picks) == 0 && pageAt(i, len(order), pageSize) == 2 || len(picks) == 1 && pageAt(i, len(order), pageSize) == 4) {
@@ -188,17 +224,7 @@ func TestReexportFromChangeFeed(t *testing.T) {
 
 	// The site is what a full export writes, byte for byte: the second
 	// splice of the manifest used the offsets the first one recorded.
-	after := generatedFiles(t, dir)
-	export(true)
-	full := generatedFiles(t, dir)
-	if len(full) != len(after) {
-		t.Errorf("--full wrote %d files, the re-exports left %d", len(full), len(after))
-	}
-	for rel, f := range full {
-		if !bytes.Equal(f.data, after[rel].data) {
-			t.Errorf("%s differs from a --full export's", rel)
-		}
-	}
+	sameAsFull(t, dir, Options{Collection: c, PageSize: pageSize}, "two changes")
 }
 
 // TestDeferredReexport: re-exports with Options.Defer (folio watch) write
@@ -218,12 +244,7 @@ func TestDeferredReexport(t *testing.T) {
 	statePath := c.Path(archive.StateDir + "/export/in-place.state")
 	run(cache)
 
-	urls := map[string]int{}
-	for _, s := range m.Snapshots {
-		urls[s.URL]++
-	}
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, urls := newestFirst(m)
 	var picks []gen.Entry // single captures on pages 1 to 4
 	for i, s := range order {
 		if urls[s.URL] == 1 && i/pageSize == len(picks) && len(picks) < 4 {
@@ -247,17 +268,9 @@ func TestDeferredReexport(t *testing.T) {
 		}
 		return bytes.Contains(page, []byte(title))
 	}
-	sameAsFull := func(step string) {
+	fullAgain := func(step string) {
 		t.Helper()
-		now := generatedFiles(t, dir)
-		if _, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Full: true}, archive.Discard); err != nil {
-			t.Fatal(err)
-		}
-		for rel, f := range generatedFiles(t, dir) {
-			if !bytes.Equal(f.data, now[rel].data) {
-				t.Errorf("%s: %s differs from a --full export's", step, rel)
-			}
-		}
+		sameAsFull(t, dir, Options{Collection: c, PageSize: pageSize}, step)
 	}
 
 	manifest, _ := fileIDOf(filepath.Join(dir, ManifestFile))
@@ -300,7 +313,7 @@ func TestDeferredReexport(t *testing.T) {
 	if st := run(nil); events["delta"] != 1 || st.Written != 1 {
 		t.Fatalf("re-export after the flush: events %v, %+v", events, st)
 	}
-	sameAsFull("after the flush")
+	fullAgain("after the flush")
 
 	// Held, then another process exports (or the watch died): it starts
 	// from the files, and the flush after it has nothing to write.
@@ -315,7 +328,7 @@ func TestDeferredReexport(t *testing.T) {
 	if n := flush(cache); n != 0 || cache.Held() {
 		t.Errorf("flush after another process exported: %d records, held %v", n, cache.Held())
 	}
-	sameAsFull("after another process")
+	fullAgain("after another process")
 
 	// Held, then a change the feed cannot carry (a URL captured twice):
 	// the passes write the manifest whole, with the held record's new
@@ -336,7 +349,7 @@ func TestDeferredReexport(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); !bytes.Contains(data, []byte("Held, then passes")) {
 		t.Errorf("the passes' manifest lacks the held record")
 	}
-	sameAsFull("after the passes")
+	fullAgain("after the passes")
 }
 
 // TestDeltaAddsAndRemovesAtTheTop: a snapshot added at the newest end,
@@ -352,28 +365,9 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	events := countEvents(t)
 	const pageSize = 20
 	run, flush := deferredRuns(t, c, events, pageSize)
-	sameAsFull := func(step string) {
+	fullAgain := func(step string) {
 		t.Helper()
-		now := generatedFiles(t, dir)
-		if _, err := Run(context.Background(), Options{Collection: c, PageSize: pageSize, Full: true}, archive.Discard); err != nil {
-			t.Fatal(err)
-		}
-		full := generatedFiles(t, dir)
-		if len(full) != len(now) {
-			t.Errorf("%s: --full wrote %d files, the re-export left %d", step, len(full), len(now))
-		}
-		for rel, f := range full {
-			if !bytes.Equal(f.data, now[rel].data) {
-				t.Errorf("%s: %s differs from a --full export's", step, rel)
-				a, b := strings.Split(string(f.data), "\n"), strings.Split(string(now[rel].data), "\n")
-				for i := range min(len(a), len(b)) {
-					if a[i] != b[i] {
-						t.Logf("full %q\ngot  %q", a[i], b[i])
-						break
-					}
-				}
-			}
-		}
+		sameAsFull(t, dir, Options{Collection: c, PageSize: pageSize}, step)
 	}
 	// The root files written again, of those any export writes.
 	rootWritten := func(before, after map[string]generatedFile) []string {
@@ -388,12 +382,7 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	}
 	firstOnly := []string{RootPage, ManifestFile, SiteDir + "/search/1.js", SiteDir + "/text/1.js"}
 
-	urls := map[string]int{}
-	for _, s := range m.Snapshots {
-		urls[s.URL]++
-	}
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, urls := newestFirst(m)
 	// The newest snapshots down to the second whose URL is captured once
 	// are parked: those two come back at the newest end.
 	var once []int
@@ -432,7 +421,7 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	if got := rootWritten(before, generatedFiles(t, dir)); !slices.Equal(got, firstOnly) {
 		t.Errorf("a snapshot added at the newest end: wrote %v, want %v", got, firstOnly)
 	}
-	sameAsFull("added")
+	fullAgain("added")
 
 	// Gone from the first page again.
 	run(nil)
@@ -444,7 +433,7 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	if got := rootWritten(before, generatedFiles(t, dir)); !slices.Equal(got, firstOnly) {
 		t.Errorf("a snapshot gone from the first page: wrote %v, want %v", got, firstOnly)
 	}
-	sameAsFull("removed")
+	fullAgain("removed")
 
 	// Under watch the manifest waits for Flush: a retitle on the third
 	// page, an addition, a retitle of it, a newer addition, and the
@@ -490,7 +479,7 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	if n := flush(cache); n != 3 || cache.Held() { // the retitle, the two added (one retitled)
 		t.Fatalf("flush spliced %d records (want 3), held after: %v", n, cache.Held())
 	}
-	sameAsFull("added under watch, flushed")
+	fullAgain("added under watch, flushed")
 	run(cache)
 	parked[older.Dir] = park(older)
 	run(cache)
@@ -526,14 +515,14 @@ func TestDeltaAddsAndRemovesAtTheTop(t *testing.T) {
 	if run(nil); events["delta"] != 1 {
 		t.Fatalf("a retitle after the flush: events %v", events)
 	}
-	sameAsFull("removed under watch, flushed")
+	fullAgain("removed under watch, flushed")
 
 	// Gone from a page but the first: the pages before it move.
 	park(held)
 	if st := run(nil); events["delta"] != 0 || events["pass1"] != 1 || st.RootWritten+st.RootSame < 2 {
 		t.Fatalf("a snapshot gone from the third page: events %v, %+v", events, st)
 	}
-	sameAsFull("removed from the third page")
+	fullAgain("removed from the third page")
 }
 
 // TestDeltaAdditionNeedsTheFirstPage: an addition is taken from the change
@@ -556,26 +545,11 @@ func TestDeltaAdditionNeedsTheFirstPage(t *testing.T) {
 		}
 		return st
 	}
-	sameAsFull := func(step string) {
+	fullAgain := func(step string) {
 		t.Helper()
-		now := generatedFiles(t, dir)
-		full := opts
-		full.Full = true
-		if _, err := Run(context.Background(), full, archive.Discard); err != nil {
-			t.Fatal(err)
-		}
-		for rel, f := range generatedFiles(t, dir) {
-			if !bytes.Equal(f.data, now[rel].data) {
-				t.Errorf("%s: %s differs from a --full export's", step, rel)
-			}
-		}
+		sameAsFull(t, dir, opts, step)
 	}
-	urls := map[string]int{}
-	for _, s := range m.Snapshots {
-		urls[s.URL]++
-	}
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, urls := newestFirst(m)
 	var once []gen.Entry
 	for _, e := range order {
 		if urls[e.URL] == 1 {
@@ -607,7 +581,7 @@ func TestDeltaAdditionNeedsTheFirstPage(t *testing.T) {
 	if run(); events["delta"] != 0 || events["pass1"] != 1 {
 		t.Errorf("the first page's one row gone and an old snapshot back: events %v", events)
 	}
-	sameAsFull("the first page replaced")
+	fullAgain("the first page replaced")
 
 	// A root template of the user's showing the total on every page.
 	tpl := t.TempDir()
@@ -639,5 +613,5 @@ func TestDeltaAdditionNeedsTheFirstPage(t *testing.T) {
 	if st := run(); events["delta"] != 0 || st.RootWritten < 2 {
 		t.Errorf("a removal from the first page with the user's root template: events %v, %+v", events, st)
 	}
-	sameAsFull("the user's root template")
+	fullAgain("the user's root template")
 }

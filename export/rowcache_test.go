@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,28 +36,13 @@ func TestRowsFromCache(t *testing.T) {
 		}
 		return st
 	}
-	sameAsFull := func(step string) {
+	fullAgain := func(step string) {
 		t.Helper()
-		got := generatedFiles(t, dir)
-		export(true)
-		full := generatedFiles(t, dir)
-		if len(full) != len(got) {
-			t.Errorf("%s: --full wrote %d files, the re-export left %d", step, len(full), len(got))
-		}
-		for rel, f := range full {
-			if !bytes.Equal(f.data, got[rel].data) {
-				t.Errorf("%s: %s differs from a --full export's", step, rel)
-			}
-		}
+		sameAsFull(t, dir, Options{Collection: c, PageSize: 20}, step)
 	}
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, urls := newestFirst(m)
 	// The two newest snapshots whose URL is captured once (another
 	// capture's page would show them too).
-	urls := map[string]int{}
-	for _, s := range m.Snapshots {
-		urls[s.URL]++
-	}
 	var once []string
 	for _, s := range order {
 		if urls[s.URL] == 1 && len(once) < 2 {
@@ -82,7 +66,7 @@ func TestRowsFromCache(t *testing.T) {
 	if st.Written != 1 || st.RootWritten+st.RootSame != 1 || st.RootKept != 3 || events["row from cache"] != 28 {
 		t.Fatalf("with a snapshot added: %d rows from the cache, want 28; %+v", events["row from cache"], st)
 	}
-	sameAsFull("one added")
+	fullAgain("one added")
 	move(parked, newest)
 	st = export(false) // 90: 5 pages, the first of 10, each written again
 	if st.Written != 1 || st.RootWritten+st.RootSame != 5 || events["row from cache"] != 89 {
@@ -94,7 +78,7 @@ func TestRowsFromCache(t *testing.T) {
 	if n := events["row cache span read"]; n < 5 || n > 35 || events["row from span"] != 89 {
 		t.Fatalf("with a snapshot added: %d reads of the row cache for 5 root pages of 9 to 20 kept rows, want 5 to 35; %d rows from them, want 89", n, events["row from span"])
 	}
-	sameAsFull("added")
+	fullAgain("added")
 
 	// A --full export uses no record: it writes the cache anew.
 	rows := c.Path(archive.StateDir + "/export/in-place.state.rows")
@@ -119,7 +103,7 @@ func TestRowsFromCache(t *testing.T) {
 	if st.RootWritten+st.RootSame != 4 || events["row from cache"] != 0 || st.Written != 1 {
 		t.Fatalf("with the row cache overwritten: %d rows from it, want 0; %+v", events["row from cache"], st)
 	}
-	sameAsFull("removed, cache overwritten")
+	fullAgain("removed, cache overwritten")
 }
 
 // TestRowCacheRewrite: compacting the row cache keeps the records the
@@ -174,8 +158,7 @@ func TestGonePageWrittenAgain(t *testing.T) {
 		}
 	}
 	export()
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, _ := newestFirst(m)
 	urls := map[string][]int{}
 	for i, s := range order {
 		urls[s.URL] = append(urls[s.URL], i)
@@ -261,8 +244,7 @@ func TestKeptPagesNotLookedFor(t *testing.T) {
 	time.Sleep(catalog.ListingAge + 100*time.Millisecond)
 	export()
 
-	order := append([]gen.Entry(nil), m.Snapshots...)
-	sort.SliceStable(order, func(a, b int) bool { return order[a].BookmarkedAt.After(order[b].BookmarkedAt) })
+	order, _ := newestFirst(m)
 	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(order[0].Dir)), filepath.Join(t.TempDir(), "parked")); err != nil {
 		t.Fatal(err)
 	}
