@@ -89,7 +89,7 @@ func (s *site) delta(ctx context.Context, q catalog.Query) (bool, error) {
 	newPages, first := pageLayout(total, s.opts.PageSize)
 	// (--out removes the folders of snapshots gone, and a root template
 	// of the user's may show the total on every page: the passes do.)
-	if (len(added) > 0 || len(removed) > 0) && (!s.inPlace || newPages != pages || s.shownTotal(2, 1) != 0) {
+	if (len(added) > 0 || len(removed) > 0) && (!s.inPlace || newPages != pages || !s.tpl.RootBuiltin) {
 		return false, nil
 	}
 
