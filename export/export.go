@@ -289,6 +289,35 @@ func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
 	return n, s.writeState()
 }
 
+// Look looks at the snapshot folders at or below dirs (slash paths
+// relative to the collection) that the export kept in opts.Cache wrote
+// its pages for, as that export's successor would, and returns those
+// whose names changed since: a plugin folder or an output put in by hand,
+// a folder gone. ok is false, and nothing is looked at, when the cache
+// holds no export whose state file is still the one on disk.
+//
+// 'folio watch --export' asks it, on the timer that polls them, of the
+// folders inotify has no watch for: a change there then starts an export
+// of its own, and an export need not look at them all itself.
+func Look(ctx context.Context, opts Options, dirs []string) (changed []string, ok bool, err error) {
+	st := opts.Cache.peek()
+	if st == nil || opts.Collection == nil {
+		return nil, false, nil
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 8 * runtime.GOMAXPROCS(0)
+	}
+	fs := folders{root: opts.Collection.Dir, trustBefore: now().Add(-catalog.ListingAge).UnixNano()}
+	defer fs.bases.close()
+	changed, err = fs.look(ctx, st, workers, append([]string{}, dirs...)) // (not nil: none looks at none)
+	return changed, true, err
+}
+
 // lookFolders looks at the snapshot folders of the last export (also for
 // --full, which keeps what the state knows of unchanged folders).
 func (s *site) lookFolders(ctx context.Context) error {

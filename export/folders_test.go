@@ -280,3 +280,69 @@ func TestLookKeepsChangedFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestLook: the look 'folio watch' asks of the folders it has no watch
+// for names the snapshot folders at or below them whose names changed
+// since the export kept in the cache, and no other; it changes nothing,
+// and with no export kept it looks at nothing. The export told of what
+// it named shows the change.
+func TestLook(t *testing.T) {
+	dir, m, c := generatedIn(t, 6, 4)
+	ctx := context.Background()
+	cache := &Cache{}
+	opts := Options{Collection: c, Cache: cache}
+	if got, ok, err := Look(ctx, opts, []string{archive.ArchiveDir}); ok || err != nil || got != nil {
+		t.Fatalf("with no export kept: %v, %v, %v; want nothing looked at", got, ok, err)
+	}
+	if _, err := Run(ctx, opts, archive.Discard); err != nil {
+		t.Fatal(err)
+	}
+	snap, other := m.Snapshots[1].Dir, ""
+	for _, s := range m.Snapshots {
+		if path.Dir(s.Dir) != path.Dir(snap) {
+			other = s.Dir
+			break
+		}
+	}
+	if other == "" {
+		t.Fatal("every snapshot in one domain folder")
+	}
+	look := func(dirs ...string) []string {
+		t.Helper()
+		got, ok, err := Look(ctx, opts, dirs)
+		if err != nil || !ok {
+			t.Fatalf("Look(%v): %v, %v", dirs, ok, err)
+		}
+		return got
+	}
+	for _, dirs := range [][]string{{archive.ArchiveDir}, {path.Dir(snap)}, {snap, other}, nil} {
+		if got := look(dirs...); len(got) != 0 {
+			t.Errorf("Look(%v) with nothing changed: %v", dirs, got)
+		}
+	}
+	page := filepath.Join(dir, filepath.FromSlash(snap), RootPage)
+	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(snap), "gallerydl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(snap), "gallerydl", "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dirs, want := range map[string]string{archive.ArchiveDir: snap, path.Dir(snap): snap, snap: snap, other: ""} {
+		got := look(dirs)
+		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || got[0] != want) {
+			t.Errorf("Look(%s) after an output added to %s: %v", dirs, snap, got)
+		}
+	}
+	if b, _ := os.ReadFile(page); strings.Contains(string(b), "gallerydl/photo.jpg") {
+		t.Fatal("the look wrote the page")
+	}
+	if _, err := Run(ctx, Options{Collection: c, Cache: cache, Watched: true, Changed: look(archive.ArchiveDir)}, archive.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "gallerydl/photo.jpg") {
+		t.Error("the export told of the folder the look named does not show its new output")
+	}
+	if got := look(archive.ArchiveDir); len(got) != 0 {
+		t.Errorf("Look after that export: %v, want none", got)
+	}
+}

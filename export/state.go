@@ -220,6 +220,18 @@ func (c *Cache) HeldListing() bool {
 	return false
 }
 
+// peek returns the state kept, leaving it kept, when its file is still
+// the one it was written to (else nil). Its reader must not change it.
+func (c *Cache) peek() *state {
+	if c == nil || c.st == nil {
+		return nil
+	}
+	if id, ok := fileIDOf(c.path); !ok || id != c.id {
+		return nil
+	}
+	return c.st
+}
+
 // keep remembers st, just written to path (or, deferred, still to be).
 func (c *Cache) keep(path string, st *state) {
 	if c == nil {

@@ -26,7 +26,15 @@ type Handler struct {
 	// (Watcher.Unwatched): every export looks at them and all they hold
 	// besides the folders changes named, or at every folder when all.
 	Unwatched func() (folders []string, all bool)
-	P         archive.Printer
+	// Look, when set with Export, looks at the snapshot folders at or
+	// below dirs as the next export would (export.Look) and returns those
+	// whose names changed since the last one; ok is false when it could
+	// not (no export to compare with). The handler asks it of the
+	// unwatched folders each poll looks at: a change found there starts
+	// an export, told of those folders only, and an export looks at no
+	// other unwatched folder (each was looked at by the poll after it).
+	Look func(ctx context.Context, dirs []string) (changed []string, ok bool, err error)
+	P    archive.Printer
 
 	exportDue bool            // the catalog or an output changed since the last export
 	rewrite   map[string]bool // snapshot folders whose pages the next export writes again
@@ -94,16 +102,22 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 			h.exportDue = true
 		}
 		h.hints(b)
+		if err := h.lookRoots(ctx, b.Roots); err != nil {
+			return res, err
+		}
 	}
 	if h.Export != nil && (h.exportDue || !h.exported) {
-		// A folder the watcher misses may have changed unseen: the export
-		// looks at it as at one an event named.
+		// A folder the watcher misses may have changed unseen: unless
+		// the polls look at them (Look), the export looks at each as at
+		// one an event named.
 		blind := h.blind
 		if h.Unwatched != nil {
 			folders, all := h.Unwatched()
 			blind = blind || all
-			for _, dir := range folders {
-				h.noteChanged(dir)
+			if h.Look == nil {
+				for _, dir := range folders {
+					h.noteChanged(dir)
+				}
 			}
 		}
 		scope := ExportScope{Rewrite: slices.Sorted(maps.Keys(h.rewrite)),
@@ -145,12 +159,43 @@ func (h *Handler) note(b Batch) {
 	if b.Rescan {
 		h.blind = true
 	}
-	for _, dir := range b.Roots { // folders nobody watches, looked at
-		h.noteChanged(dir)
-	}
 	for _, e := range b.Events {
 		h.noteChanged(e.Path)
 	}
+}
+
+// lookRoots passes what a poll of the unwatched folders roots found to the
+// next export: the snapshot folders below them whose names changed, found
+// by Look (which makes the export due), else the roots themselves, for
+// the export to look at.
+func (h *Handler) lookRoots(ctx context.Context, roots []string) error {
+	if h.Export == nil || len(roots) == 0 {
+		return nil
+	}
+	if h.Look != nil {
+		dirs := make([]string, 0, len(roots))
+		for _, p := range roots {
+			if _, dir := Classify(p); dir != "" {
+				p = dir // a folder inside a snapshot folder: that folder's names
+			}
+			dirs = append(dirs, p)
+		}
+		changed, ok, err := h.Look(ctx, dirs)
+		if err != nil {
+			return err
+		}
+		if ok {
+			for _, dir := range changed {
+				h.noteChanged(dir)
+			}
+			h.exportDue = h.exportDue || len(changed) > 0
+			return nil
+		}
+	}
+	for _, dir := range roots {
+		h.noteChanged(dir)
+	}
+	return nil
 }
 
 // noteChanged adds a changed path of the archive folder to the next

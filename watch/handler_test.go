@@ -446,6 +446,68 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	}
 }
 
+// TestHandlerLooksAtUnwatchedOnPolls: with Look, each poll of the
+// unwatched folders asks Look of them (a folder inside a snapshot folder
+// as that folder); a change it names starts an export told of that folder
+// only, and an export for an event elsewhere is told of no unwatched
+// folder. A poll Look cannot answer (no export to compare with) leaves
+// its folders to the next export, as without Look.
+func TestHandlerLooksAtUnwatchedOnPolls(t *testing.T) {
+	_, m, h, _ := collection(t, 4)
+	var scopes []watch.ExportScope
+	h.Export = func(_ context.Context, scope watch.ExportScope) (string, error) {
+		scopes = append(scopes, scope)
+		return "export: done", nil
+	}
+	snap, other := m.Snapshots[0].Dir, m.Snapshots[1].Dir
+	domain := path.Dir(other)
+	unwatched := []string{domain, other + "/wget"}
+	h.Unwatched = func() ([]string, bool) { return unwatched, false }
+	var asked [][]string
+	var named []string
+	answers := false
+	h.Look = func(_ context.Context, dirs []string) ([]string, bool, error) {
+		asked = append(asked, dirs)
+		if !answers {
+			return nil, false, nil
+		}
+		return named, true, nil
+	}
+	poll := func() {
+		t.Helper()
+		if _, err := h.Apply(context.Background(), watch.Batch{Roots: unwatched}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sorted := func(s ...string) []string { slices.Sort(s); return s }
+	apply(t, h, watch.Event{Path: snap + "/index.jsonl"})
+	if len(scopes) != 1 || len(asked) != 0 {
+		t.Fatalf("first export: %d exports, %d looks; want 1 and 0", len(scopes), len(asked))
+	}
+	poll()
+	if len(asked) != 1 || !slices.Equal(asked[0], []string{domain, other}) || len(scopes) != 1 {
+		t.Fatalf("a poll Look cannot answer: asked %v, %d exports; want [%s %s] asked and no export", asked, len(scopes), domain, other)
+	}
+	apply(t, h, watch.Event{Path: snap + "/a.txt"})
+	if last := scopes[len(scopes)-1]; len(scopes) != 2 || !last.Watched || !slices.Equal(last.Changed, sorted(domain, other, snap)) {
+		t.Fatalf("after that poll: %+v, want a second export told of the polled folders", scopes)
+	}
+	answers = true
+	poll()
+	if len(asked) != 2 || len(scopes) != 2 {
+		t.Fatalf("a poll Look finds nothing in: %d looks, %d exports; want 2 and still 2", len(asked), len(scopes))
+	}
+	apply(t, h, watch.Event{Path: snap + "/b.txt"})
+	if last := scopes[len(scopes)-1]; len(scopes) != 3 || !last.Watched || !slices.Equal(last.Changed, []string{snap}) {
+		t.Fatalf("an event's export while the polls look: %+v, want one told of %s only", last, snap)
+	}
+	named = []string{other}
+	poll()
+	if last := scopes[len(scopes)-1]; len(scopes) != 4 || !last.Watched || !slices.Equal(last.Changed, []string{other}) {
+		t.Errorf("a poll whose Look named %s: %+v, want an export told of it only", other, scopes)
+	}
+}
+
 func TestOutput(t *testing.T) {
 	snap := "archive/users/system/snapshots/20240101/example.com/0190a1b2c3d4e5f6a7b8c9d0e1f2a3b4"
 	for path, want := range map[string]bool{
