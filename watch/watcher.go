@@ -49,6 +49,10 @@ const defaultPoll = 2 * time.Second
 // looked at: a scoped reindex of them, cheap next to a whole look.
 const unwatchedPoll = time.Second
 
+// pollOverdue is how long the look at the unwatched folders waits for a
+// moment with no events pending before it joins them.
+const pollOverdue = 10 * time.Second
+
 // maxEvents is the most events a batch keeps; beyond it the batch is a
 // rescan.
 const maxEvents = 10000
@@ -272,6 +276,11 @@ func (w *Watcher) notify(ctx context.Context, apply Apply, pending Batch) error 
 			// The look at the unwatched folders takes at most a third of
 			// the time: on a big tree it comes less often than each second.
 			if len(w.unwatched) == 0 || pending.Rescan || time.Since(lastPoll) < 3*pollCost {
+				continue
+			}
+			// Nor does it join events waiting for stillness, whose changes
+			// would wait for it (unless events keep it waiting too long).
+			if !first.IsZero() && time.Since(lastPoll) < pollOverdue {
 				continue
 			}
 			pending.Roots = slices.Sorted(maps.Keys(w.unwatched))
