@@ -350,6 +350,24 @@ func TestDeferredReexport(t *testing.T) {
 		t.Errorf("the passes' manifest lacks the held record")
 	}
 	fullAgain("after the passes")
+
+	// Held, then the manifest changed by something else (copied over
+	// from a backup, here an older mtime): the flush cannot splice, and
+	// an export writes the manifest whole, with the held record, at once.
+	run(cache)
+	retitle(picks[1], "Held, then the manifest touched")
+	run(cache)
+	manifestPath := filepath.Join(dir, ManifestFile)
+	if err := os.Chtimes(manifestPath, time.Time{}, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := flush(cache); n != 1 || cache.Held() || events["pass1"] != 1 {
+		t.Fatalf("flush over a manifest changed by something else: %d records, held %v, events %v; want 1, the passes", n, cache.Held(), events)
+	}
+	if data, _ := os.ReadFile(manifestPath); !bytes.Contains(data, []byte("Held, then the manifest touched")) {
+		t.Errorf("the flush left the manifest without the held record")
+	}
+	fullAgain("after a flush over a changed manifest")
 }
 
 // TestDeltaAddsAndRemovesAtTheTop: a snapshot added at the newest end,

@@ -234,28 +234,47 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 
 // Flush writes what exports with Options.Defer left in opts.Cache: the
 // root manifest with the records they changed spliced in, and the state.
-// It returns how many records it spliced; with nothing held back it does
+// It returns how many held records it wrote; with nothing held back it does
 // nothing. opts must select and render as those exports did (the same
 // options, Defer aside); its Rewrite is not used.
+//
+// When something other than an export changed the manifest since (a file
+// copied over it, an edit), the records cannot be spliced in: an export
+// of the whole selection writes it again, with them, before Flush returns.
 func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
-	if !opts.Cache.Held() {
-		return 0, nil
-	}
 	if p == nil {
 		p = archive.Discard
 	}
+	n, moved, err := flushHeld(ctx, opts, p)
+	if err != nil || !moved {
+		return n, err
+	}
+	opts.Defer = false // (the passes hold nothing back in any case)
+	if _, err := Run(ctx, opts, p); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// flushHeld is Flush but for a manifest changed by something else, which
+// it reports (moved) having written the state with no manifest to splice:
+// the next export writes it whole.
+func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, moved bool, err error) {
+	if !opts.Cache.Held() {
+		return 0, false, nil
+	}
 	lock, err := opts.Collection.Lock("export")
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer lock.Unlock()
 	opts.Rewrite = nil
 	s, err := newSite(opts, nil, p)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := s.takeState(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	st := s.prev
 	if st == nil || !st.unsaved {
@@ -264,29 +283,29 @@ func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
 		if s.last != nil && !s.last.unsaved {
 			opts.Cache.keep(s.statePth, s.last)
 		}
-		return 0, nil
+		return 0, false, nil
 	}
 	s.next = st
-	n := len(st.pending)
+	n = len(st.pending)
 	if n > 0 {
 		target := s.abs(ManifestFile)
 		fi, err := os.Stat(target)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != st.ManifestSize || fi.ModTime().UnixNano() != st.ManifestMTime {
-			// Changed since by something else: the next export writes
-			// it whole (a state without a manifest size lets it).
-			st.ManifestSize, n = 0, 0
+			// Changed since by something else: an export writes it
+			// whole (a state without a manifest size makes it).
+			st.ManifestSize, moved = 0, true
 		} else {
 			if err := s.spliceManifest(target, st.pending); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			moveOffsets(st.Snaps, st.pending)
 		}
 	}
 	if err := s.batch.Sync(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	st.pending, st.unsaved = nil, false
-	return n, s.writeState()
+	return n, moved, s.writeState()
 }
 
 // Look looks at the snapshot folders at or below dirs (slash paths
