@@ -24,6 +24,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
 	"github.com/folio-archive/folio/archive/catalog"
@@ -308,20 +309,39 @@ func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, mov
 	return n, moved, s.writeState()
 }
 
+// Looked is what Look found.
+type Looked struct {
+	// Changed are the snapshot folders whose names changed since the
+	// export (for Options.Changed).
+	Changed []string
+	// Rewrite are snapshot folders Changed named before, a folder in
+	// which changed since (for Options.Rewrite).
+	Rewrite []string
+}
+
+// settleFor is how long Look keeps an eye on the folders inside a
+// snapshot folder it named: a plugin that made its folder may fill it
+// for minutes, and a file written there moves no name an export looks at.
+const settleFor = 10 * time.Minute
+
 // Look looks at the snapshot folders at or below dirs (slash paths
 // relative to the collection) that the export kept in opts.Cache wrote
-// its pages for, as that export's successor would, and returns those
-// whose names changed since: a plugin folder or an output put in by hand,
-// a folder gone. ok is false, and nothing is looked at, when the cache
-// holds no export whose state file is still the one on disk.
+// its pages for, as that export's successor would. It names those whose
+// names changed since (a plugin folder or an output put in by hand, a
+// folder gone) once each, with the folders in it, has been still for
+// catalog.ListingAge; then, for settleFor after their last change, those
+// a folder inside changed in (Looked.Rewrite). What it found of the other
+// folders is kept in the cached state, as that export's look would have
+// kept it. ok is false, and nothing is looked at, when the cache holds no
+// export whose state file is still the one on disk.
 //
 // 'folio watch --export' asks it, on the timer that polls them, of the
 // folders inotify has no watch for: a change there then starts an export
 // of its own, and an export need not look at them all itself.
-func Look(ctx context.Context, opts Options, dirs []string) (changed []string, ok bool, err error) {
+func Look(ctx context.Context, opts Options, dirs []string) (found Looked, ok bool, err error) {
 	st := opts.Cache.peek()
 	if st == nil || opts.Collection == nil {
-		return nil, false, nil
+		return Looked{}, false, nil
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -331,10 +351,45 @@ func Look(ctx context.Context, opts Options, dirs []string) (changed []string, o
 	if workers <= 0 {
 		workers = 8 * runtime.GOMAXPROCS(0)
 	}
-	fs := folders{root: opts.Collection.Dir, trustBefore: now().Add(-catalog.ListingAge).UnixNano()}
+	at := now()
+	fs := folders{root: opts.Collection.Dir, trustBefore: at.Add(-catalog.ListingAge).UnixNano()}
 	defer fs.bases.close()
-	changed, err = fs.look(ctx, st, workers, append([]string{}, dirs...)) // (not nil: none looks at none)
-	return changed, true, err
+	moved, err := fs.look(ctx, st, workers, append([]string{}, dirs...)) // (not nil: none looks at none)
+	if err != nil {
+		return Looked{}, true, err
+	}
+	fs.looked(func(h uint64, f folderSeen) {
+		if ss, ok := st.Snaps[h]; ok && f.sig == ss.Folder {
+			ss.setSeen(f) // (a page written after the export's look moved its ctime)
+			st.Snaps[h] = ss
+		}
+	})
+	c := opts.Cache
+	for dir, was := range c.settling {
+		var gone unix.Stat_t
+		if fs.lstat(dir, &gone) != nil {
+			delete(c.settling, dir)
+			continue
+		}
+		switch inside := fs.insideStamp(dir); {
+		case inside != was.stamp:
+			found.Rewrite = append(found.Rewrite, dir)
+			c.settling[dir] = settling{inside, at}
+		case at.Sub(was.since) > settleFor:
+			delete(c.settling, dir)
+		}
+	}
+	for _, dir := range moved {
+		if !fs.still(dir) {
+			continue // looked at again next time
+		}
+		found.Changed = append(found.Changed, dir)
+		if c.settling == nil {
+			c.settling = map[string]settling{}
+		}
+		c.settling[dir] = settling{fs.insideStamp(dir), at}
+	}
+	return found, true, nil
 }
 
 // lookFolders looks at the snapshot folders of the last export (also for

@@ -191,6 +191,7 @@ func (fs *folders) read(dir string, was folderSeen) folderSeen {
 	if was.ctime != 0 && now == was.ctime {
 		return was
 	}
+	testEvent("folder listed")
 	entries, err := readDir(fs.root + "/" + dir)
 	if err != nil {
 		return folderSeen{}
@@ -211,6 +212,50 @@ func (fs *folders) read(dir string, was folderSeen) folderSeen {
 		now = 0
 	}
 	return folderSeen{sig: sum, ctime: now, page: page && now != 0}
+}
+
+// still reports whether the snapshot folder dir and the folders in it
+// have changed no entry since fs.trustBefore; a folder gone, or one that
+// cannot be read, has nothing to wait for.
+func (fs *folders) still(dir string) bool {
+	var st unix.Stat_t
+	if fs.lstat(dir, &st) != nil {
+		return true
+	}
+	return st.Ctim.Nano() < fs.trustBefore && fs.insideStamp(dir) < fs.trustBefore
+}
+
+// insideStamp is the latest ctime of the folders inside the snapshot
+// folder dir, three levels down and 256 folders at most (a mirror's tree
+// is not walked whole); 0 for none. A file written in a plugin's folder
+// moves it, and nothing an export writes does (its pages lie in dir).
+func (fs *folders) insideStamp(dir string) int64 {
+	var latest int64
+	budget := 256
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		entries, err := readDir(fs.root + "/" + rel)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if !e.IsDir() || budget <= 0 {
+				continue
+			}
+			budget--
+			sub := rel + "/" + e.Name()
+			var st unix.Stat_t
+			if fs.lstat(sub, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				continue
+			}
+			latest = max(latest, st.Ctim.Nano())
+			if depth < 3 {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk(dir, 1)
+	return latest
 }
 
 // checkedOf returns what is known of dir without looking at it when

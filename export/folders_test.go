@@ -283,18 +283,29 @@ func TestLookKeepsChangedFolders(t *testing.T) {
 
 // TestLook: the look 'folio watch' asks of the folders it has no watch
 // for names the snapshot folders at or below them whose names changed
-// since the export kept in the cache, and no other; it changes nothing,
-// and with no export kept it looks at nothing. The export told of what
-// it named shows the change.
+// since the export kept in the cache, once each has been still for the
+// trust window with the folders in it, and no other; it writes nothing,
+// and keeps what it found of the others in the cached state (it does not
+// list them again). A plugin folder made, named, then filled is named for
+// a rewrite, until it has been still for settleFor. With no export kept
+// it looks at nothing. The exports told of what it named show each step.
 func TestLook(t *testing.T) {
 	dir, m, c := generatedIn(t, 6, 4)
+	events := countEvents(t)
 	ctx := context.Background()
 	cache := &Cache{}
-	opts := Options{Collection: c, Cache: cache}
-	if got, ok, err := Look(ctx, opts, []string{archive.ArchiveDir}); ok || err != nil || got != nil {
+	later := func() time.Time { return time.Now().Add(time.Minute) } // every change is still by then
+	if got, ok, err := Look(ctx, Options{Collection: c, Cache: cache}, []string{archive.ArchiveDir}); ok || err != nil || got.Changed != nil {
 		t.Fatalf("with no export kept: %v, %v, %v; want nothing looked at", got, ok, err)
 	}
-	if _, err := Run(ctx, opts, archive.Discard); err != nil {
+	export := func(scope Options) {
+		t.Helper()
+		scope.Collection, scope.Cache, scope.Watched = c, cache, true
+		if _, err := Run(ctx, scope, archive.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(ctx, Options{Collection: c, Cache: cache}, archive.Discard); err != nil {
 		t.Fatal(err)
 	}
 	snap, other := m.Snapshots[1].Dir, ""
@@ -307,42 +318,65 @@ func TestLook(t *testing.T) {
 	if other == "" {
 		t.Fatal("every snapshot in one domain folder")
 	}
-	look := func(dirs ...string) []string {
+	look := func(now func() time.Time, dirs ...string) Looked {
 		t.Helper()
-		got, ok, err := Look(ctx, opts, dirs)
+		clear(events)
+		got, ok, err := Look(ctx, Options{Collection: c, Cache: cache, Now: now}, dirs)
 		if err != nil || !ok {
 			t.Fatalf("Look(%v): %v, %v", dirs, ok, err)
 		}
 		return got
 	}
+	nothing := func(got Looked) bool { return len(got.Changed)+len(got.Rewrite) == 0 }
+	only := func(list []string) bool { return len(list) == 1 && list[0] == snap }
+	// The export wrote its pages after its look: the first look lists
+	// every folder again (their ctimes moved), and keeps what it saw.
+	if got := look(later, archive.ArchiveDir); !nothing(got) || events["folder listed"] != len(m.Snapshots) {
+		t.Errorf("first look after the export: %+v, %d folders listed; want nothing, %d", got, events["folder listed"], len(m.Snapshots))
+	}
 	for _, dirs := range [][]string{{archive.ArchiveDir}, {path.Dir(snap)}, {snap, other}, nil} {
-		if got := look(dirs...); len(got) != 0 {
-			t.Errorf("Look(%v) with nothing changed: %v", dirs, got)
+		if got := look(later, dirs...); !nothing(got) || events["folder listed"] != 0 {
+			t.Errorf("Look(%v) with nothing changed: %+v, %d folders listed; want nothing", dirs, got, events["folder listed"])
 		}
 	}
-	page := filepath.Join(dir, filepath.FromSlash(snap), RootPage)
-	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(snap), "gallerydl"), 0o755); err != nil {
+	page := func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(snap), RootPage))
+		return string(b)
+	}
+	plugin := filepath.Join(dir, filepath.FromSlash(snap), "gallerydl")
+	if err := os.MkdirAll(plugin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(snap), "gallerydl", "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
-		t.Fatal(err)
+	if got := look(time.Now, archive.ArchiveDir); !nothing(got) {
+		t.Errorf("Look just after a plugin folder was made: %+v, want nothing until it is still", got)
 	}
-	for dirs, want := range map[string]string{archive.ArchiveDir: snap, path.Dir(snap): snap, snap: snap, other: ""} {
-		got := look(dirs)
-		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || got[0] != want) {
-			t.Errorf("Look(%s) after an output added to %s: %v", dirs, snap, got)
+	for dirs, want := range map[string]bool{archive.ArchiveDir: true, path.Dir(snap): true, snap: true, other: false} {
+		if got := look(later, dirs); len(got.Rewrite) != 0 || want != only(got.Changed) || !want && len(got.Changed) != 0 {
+			t.Errorf("Look(%s) once the folder made in %s is still: %+v", dirs, snap, got)
 		}
 	}
-	if b, _ := os.ReadFile(page); strings.Contains(string(b), "gallerydl/photo.jpg") {
+	export(Options{Changed: []string{snap}})
+	// The plugin fills its folder after a while: the page is written again.
+	if err := os.WriteFile(filepath.Join(plugin, "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := look(later, archive.ArchiveDir)
+	if len(got.Changed) != 0 || !only(got.Rewrite) {
+		t.Fatalf("Look after a file was written in the plugin folder named before: %+v, want %s to write again", got, snap)
+	}
+	if strings.Contains(page(), "gallerydl/photo.jpg") {
 		t.Fatal("the look wrote the page")
 	}
-	if _, err := Run(ctx, Options{Collection: c, Cache: cache, Watched: true, Changed: look(archive.ArchiveDir)}, archive.Discard); err != nil {
-		t.Fatal(err)
+	export(Options{Rewrite: got.Rewrite})
+	if !strings.Contains(page(), "gallerydl/photo.jpg") {
+		t.Error("the export told to write the page again does not show the plugin's file")
 	}
-	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "gallerydl/photo.jpg") {
-		t.Error("the export told of the folder the look named does not show its new output")
+	if got := look(later, archive.ArchiveDir); !nothing(got) {
+		t.Errorf("Look after that export: %+v, want nothing", got)
 	}
-	if got := look(archive.ArchiveDir); len(got) != 0 {
-		t.Errorf("Look after that export: %v, want none", got)
+	// Still for settleFor, it is let go.
+	past := func() time.Time { return time.Now().Add(settleFor + 2*time.Minute) }
+	if got := look(past, archive.ArchiveDir); !nothing(got) || len(cache.settling) != 0 {
+		t.Errorf("Look past settleFor: %+v, %d folders kept an eye on; want nothing, none", got, len(cache.settling))
 	}
 }

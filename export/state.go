@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -169,6 +170,16 @@ type Cache struct {
 	path string
 	id   fileID // of the state file as the export wrote it
 	st   *state
+	// settling are the snapshot folders Look named, by path, with the
+	// folders inside them as it last found them.
+	settling map[string]settling
+}
+
+// settling is a folder Look keeps an eye on: the stamp of the folders
+// inside it (folders.insideStamp), and since when it has held.
+type settling struct {
+	stamp int64
+	since time.Time
 }
 
 // fileID tells a file apart from the one written before it: each state

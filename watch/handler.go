@@ -28,12 +28,14 @@ type Handler struct {
 	Unwatched func() (folders []string, all bool)
 	// Look, when set with Export, looks at the snapshot folders at or
 	// below dirs as the next export would (export.Look) and returns those
-	// whose names changed since the last one; ok is false when it could
-	// not (no export to compare with). The handler asks it of the
-	// unwatched folders each poll looks at: a change found there starts
-	// an export, told of those folders only, and an export looks at no
-	// other unwatched folder (each was looked at by the poll after it).
-	Look func(ctx context.Context, dirs []string) (changed []string, ok bool, err error)
+	// whose names changed since the last one, and those named before
+	// whose pages must be written again (a file written inside one of
+	// their folders); ok is false when it could not (no export to compare
+	// with). The handler asks it of the unwatched folders each poll looks
+	// at: a change found there starts an export, told of those folders
+	// only, and an export looks at no other unwatched folder (each was
+	// looked at by the poll after it).
+	Look func(ctx context.Context, dirs []string) (changed, rewrite []string, ok bool, err error)
 	P    archive.Printer
 
 	exportDue bool            // the catalog or an output changed since the last export
@@ -81,10 +83,7 @@ func (h *Handler) Apply(ctx context.Context, b Batch) (Result, error) {
 	if h.Export != nil && b.outputs() {
 		h.exportDue = true
 		for _, dir := range b.rewrites() {
-			if h.rewrite == nil {
-				h.rewrite = map[string]bool{}
-			}
-			h.rewrite[dir] = true
+			h.noteRewrite(dir)
 		}
 	}
 	due := h.Export != nil && (h.exportDue || !h.exported)
@@ -180,7 +179,7 @@ func (h *Handler) lookRoots(ctx context.Context, roots []string) error {
 			}
 			dirs = append(dirs, p)
 		}
-		changed, ok, err := h.Look(ctx, dirs)
+		changed, rewrite, ok, err := h.Look(ctx, dirs)
 		if err != nil {
 			return err
 		}
@@ -188,7 +187,10 @@ func (h *Handler) lookRoots(ctx context.Context, roots []string) error {
 			for _, dir := range changed {
 				h.noteChanged(dir)
 			}
-			h.exportDue = h.exportDue || len(changed) > 0
+			for _, dir := range rewrite {
+				h.noteRewrite(dir)
+			}
+			h.exportDue = h.exportDue || len(changed)+len(rewrite) > 0
 			return nil
 		}
 	}
@@ -196,6 +198,15 @@ func (h *Handler) lookRoots(ctx context.Context, roots []string) error {
 		h.noteChanged(dir)
 	}
 	return nil
+}
+
+// noteRewrite adds a snapshot folder whose page the next export writes
+// again to its scope.
+func (h *Handler) noteRewrite(dir string) {
+	if h.rewrite == nil {
+		h.rewrite = map[string]bool{}
+	}
+	h.rewrite[dir] = true
 }
 
 // noteChanged adds a changed path of the archive folder to the next

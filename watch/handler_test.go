@@ -464,14 +464,14 @@ func TestHandlerLooksAtUnwatchedOnPolls(t *testing.T) {
 	unwatched := []string{domain, other + "/wget"}
 	h.Unwatched = func() ([]string, bool) { return unwatched, false }
 	var asked [][]string
-	var named []string
+	var named, again []string
 	answers := false
-	h.Look = func(_ context.Context, dirs []string) ([]string, bool, error) {
+	h.Look = func(_ context.Context, dirs []string) ([]string, []string, bool, error) {
 		asked = append(asked, dirs)
 		if !answers {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
-		return named, true, nil
+		return named, again, true, nil
 	}
 	poll := func() {
 		t.Helper()
@@ -503,8 +503,13 @@ func TestHandlerLooksAtUnwatchedOnPolls(t *testing.T) {
 	}
 	named = []string{other}
 	poll()
-	if last := scopes[len(scopes)-1]; len(scopes) != 4 || !last.Watched || !slices.Equal(last.Changed, []string{other}) {
-		t.Errorf("a poll whose Look named %s: %+v, want an export told of it only", other, scopes)
+	if last := scopes[len(scopes)-1]; len(scopes) != 4 || !last.Watched || !slices.Equal(last.Changed, []string{other}) || len(last.Rewrite) != 0 {
+		t.Fatalf("a poll whose Look named %s: %+v, want an export told of it only", other, scopes)
+	}
+	named, again = nil, []string{other}
+	poll()
+	if last := scopes[len(scopes)-1]; len(scopes) != 5 || !last.Watched || len(last.Changed) != 0 || !slices.Equal(last.Rewrite, []string{other}) {
+		t.Errorf("a poll whose Look named %s to write again: %+v, want an export told to write its page", other, scopes)
 	}
 }
 

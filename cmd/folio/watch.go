@@ -76,8 +76,9 @@ func (w *watchFlags) run(ctx context.Context, p *printer, coll *archive.Collecti
 			fl.arm()
 			return fmt.Sprintf("export: %s and %s written", plural(st.Written, "detail page"), plural(st.RootWritten, "root page")), nil
 		}
-		h.Look = func(ctx context.Context, dirs []string) ([]string, bool, error) {
-			return export.Look(ctx, fl.opts, dirs)
+		h.Look = func(ctx context.Context, dirs []string) ([]string, []string, bool, error) {
+			found, ok, err := export.Look(ctx, fl.opts, dirs)
+			return found.Changed, found.Rewrite, ok, err
 		}
 	}
 	wt, err := watch.New(w.opts, p)

@@ -372,9 +372,10 @@ func TestWatchExportFlushesTheManifest(t *testing.T) {
 
 // TestWatchExportWithWatchesRunOut: with fewer inotify watches than
 // folders, the snapshot folders go unwatched (polled). The poll looks at
-// their names as the export would: an output added by hand to one of
-// them, which changes no index, starts an export that shows it on its
-// page. An edited title in another is found by the poll's reindex.
+// their names as the export would: a plugin folder made in one of them,
+// which changes no index, starts an export once it is still, and a file
+// written in it after that export another, which shows it on its page.
+// An edited title in another is found by the poll's reindex.
 func TestWatchExportWithWatchesRunOut(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	m, err := gen.Current(dir, gen.Options{N: 6, Seed: 12, NoSync: true})
@@ -407,9 +408,11 @@ func TestWatchExportWithWatchesRunOut(t *testing.T) {
 		return string(b)
 	}
 	snap := filepath.Join(dir, filepath.FromSlash(m.Snapshots[2].Dir))
+	exports := strings.Count(w.stderr(), "export: ")
 	if err := os.MkdirAll(filepath.Join(snap, "gallerydl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	await(t, "an export for the plugin folder made", w, func() bool { return strings.Count(w.stderr(), "export: ") > exports })
 	if err := os.WriteFile(filepath.Join(snap, "gallerydl", "photo.jpg"), []byte("\xff\xd8\xff"), 0o644); err != nil {
 		t.Fatal(err)
 	}
