@@ -377,32 +377,40 @@ func TestHandlerExportsOnlyAfterChanges(t *testing.T) {
 	}
 }
 
+// scopedExports returns a collection of four snapshots and its handler,
+// whose exports record the scope each was given, in order.
+func scopedExports(t *testing.T) (*gen.Manifest, *watch.Handler, *[]watch.ExportScope) {
+	t.Helper()
+	_, m, h, _ := collection(t, 4)
+	scopes := &[]watch.ExportScope{}
+	h.Export = func(_ context.Context, scope watch.ExportScope) (string, error) {
+		*scopes = append(*scopes, scope)
+		return "export: done", nil
+	}
+	return m, h, scopes
+}
+
 // TestHandlerTellsTheExportWhatChanged: an export after the handler's
 // first is told the folders of every event since the previous one (a
 // folder above the snapshot level as it is), and is not told it watched
 // after a batch that may have lost events, or when no folder is watched;
 // the folders the watcher misses are looked at by every export.
 func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
-	_, m, h, _ := collection(t, 4)
-	var scopes []watch.ExportScope
-	h.Export = func(_ context.Context, scope watch.ExportScope) (string, error) {
-		scopes = append(scopes, scope)
-		return "export: done", nil
-	}
+	m, h, scopes := scopedExports(t)
 	snap, other := m.Snapshots[0].Dir, m.Snapshots[1].Dir
 	apply(t, h, watch.Event{Path: snap + "/index.jsonl"})
-	if len(scopes) != 1 || scopes[0].Watched {
-		t.Fatalf("first export: %+v, want one, not watched", scopes)
+	if len(*scopes) != 1 || (*scopes)[0].Watched {
+		t.Fatalf("first export: %+v, want one, not watched", *scopes)
 	}
 	// Events of two batches, the first exporting nothing (an export's own
 	// page), reach the next export.
 	apply(t, h, watch.Event{Path: other + "/index.html"})
 	domain := path.Dir(other)
 	apply(t, h, watch.Event{Path: snap + "/handnote.txt"}, watch.Event{Path: domain + "/new-id"}, watch.Event{Path: "sources/x.txt"})
-	if len(scopes) != 2 {
-		t.Fatalf("%d exports, want 2", len(scopes))
+	if len(*scopes) != 2 {
+		t.Fatalf("%d exports, want 2", len(*scopes))
 	}
-	got := scopes[1]
+	got := (*scopes)[1]
 	want := []string{domain + "/new-id", other, snap}
 	slices.Sort(want)
 	if !got.Watched || !slices.Equal(got.Changed, want) {
@@ -411,12 +419,12 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	if _, err := h.Apply(context.Background(), watch.Batch{Rescan: true, Events: []watch.Event{{Path: snap + "/more.txt"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(scopes) != 3 || scopes[2].Watched {
-		t.Errorf("after a rescan: %+v, want a third export, not watched", scopes)
+	if len(*scopes) != 3 || (*scopes)[2].Watched {
+		t.Errorf("after a rescan: %+v, want a third export, not watched", *scopes)
 	}
 	apply(t, h, watch.Event{Path: snap + "/again.txt"})
-	if len(scopes) != 4 || !scopes[3].Watched || !slices.Equal(scopes[3].Changed, []string{snap}) {
-		t.Errorf("after the rescan's export: %+v, want watched again with only %s", scopes[len(scopes)-1], snap)
+	if len(*scopes) != 4 || !(*scopes)[3].Watched || !slices.Equal((*scopes)[3].Changed, []string{snap}) {
+		t.Errorf("after the rescan's export: %+v, want watched again with only %s", (*scopes)[len(*scopes)-1], snap)
 	}
 	// The watcher ran out of watches: the folders it misses are looked at
 	// by every export as if an event named them (one inside a snapshot
@@ -426,7 +434,7 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	apply(t, h, watch.Event{Path: snap + "/unwatched.txt"})
 	want = []string{domain, other, snap}
 	slices.Sort(want)
-	if last := scopes[len(scopes)-1]; len(scopes) != 5 || !last.Watched || !slices.Equal(last.Changed, want) {
+	if last := (*scopes)[len(*scopes)-1]; len(*scopes) != 5 || !last.Watched || !slices.Equal(last.Changed, want) {
 		t.Errorf("with folders unwatched: %+v, want a fifth export, watched, changed %v", last, want)
 	}
 	h.Unwatched = nil
@@ -436,12 +444,12 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 	apply(t, h, watch.Event{Path: snap + "/last.txt"})
 	want = []string{domain, snap}
 	slices.Sort(want)
-	if last := scopes[len(scopes)-1]; !last.Watched || !slices.Equal(last.Changed, want) {
+	if last := (*scopes)[len(*scopes)-1]; !last.Watched || !slices.Equal(last.Changed, want) {
 		t.Errorf("after a look at an unwatched folder: %+v, want watched, changed %v", last, want)
 	}
 	h.Unwatched = func() ([]string, bool) { return nil, true } // the watcher polls
 	apply(t, h, watch.Event{Path: snap + "/polled.txt"})
-	if last := scopes[len(scopes)-1]; last.Watched {
+	if last := (*scopes)[len(*scopes)-1]; last.Watched {
 		t.Errorf("with no folder watched: %+v, want not watched", last)
 	}
 }
@@ -453,12 +461,7 @@ func TestHandlerTellsTheExportWhatChanged(t *testing.T) {
 // folder. A poll Look cannot answer (no export to compare with) leaves
 // its folders to the next export, as without Look.
 func TestHandlerLooksAtUnwatchedOnPolls(t *testing.T) {
-	_, m, h, _ := collection(t, 4)
-	var scopes []watch.ExportScope
-	h.Export = func(_ context.Context, scope watch.ExportScope) (string, error) {
-		scopes = append(scopes, scope)
-		return "export: done", nil
-	}
+	m, h, scopes := scopedExports(t)
 	snap, other := m.Snapshots[0].Dir, m.Snapshots[1].Dir
 	domain := path.Dir(other)
 	unwatched := []string{domain, other + "/wget"}
@@ -481,35 +484,35 @@ func TestHandlerLooksAtUnwatchedOnPolls(t *testing.T) {
 	}
 	sorted := func(s ...string) []string { slices.Sort(s); return s }
 	apply(t, h, watch.Event{Path: snap + "/index.jsonl"})
-	if len(scopes) != 1 || len(asked) != 0 {
-		t.Fatalf("first export: %d exports, %d looks; want 1 and 0", len(scopes), len(asked))
+	if len(*scopes) != 1 || len(asked) != 0 {
+		t.Fatalf("first export: %d exports, %d looks; want 1 and 0", len(*scopes), len(asked))
 	}
 	poll()
-	if len(asked) != 1 || !slices.Equal(asked[0], []string{domain, other}) || len(scopes) != 1 {
-		t.Fatalf("a poll Look cannot answer: asked %v, %d exports; want [%s %s] asked and no export", asked, len(scopes), domain, other)
+	if len(asked) != 1 || !slices.Equal(asked[0], []string{domain, other}) || len(*scopes) != 1 {
+		t.Fatalf("a poll Look cannot answer: asked %v, %d exports; want [%s %s] asked and no export", asked, len(*scopes), domain, other)
 	}
 	apply(t, h, watch.Event{Path: snap + "/a.txt"})
-	if last := scopes[len(scopes)-1]; len(scopes) != 2 || !last.Watched || !slices.Equal(last.Changed, sorted(domain, other, snap)) {
-		t.Fatalf("after that poll: %+v, want a second export told of the polled folders", scopes)
+	if last := (*scopes)[len(*scopes)-1]; len(*scopes) != 2 || !last.Watched || !slices.Equal(last.Changed, sorted(domain, other, snap)) {
+		t.Fatalf("after that poll: %+v, want a second export told of the polled folders", *scopes)
 	}
 	answers = true
 	poll()
-	if len(asked) != 2 || len(scopes) != 2 {
-		t.Fatalf("a poll Look finds nothing in: %d looks, %d exports; want 2 and still 2", len(asked), len(scopes))
+	if len(asked) != 2 || len(*scopes) != 2 {
+		t.Fatalf("a poll Look finds nothing in: %d looks, %d exports; want 2 and still 2", len(asked), len(*scopes))
 	}
 	apply(t, h, watch.Event{Path: snap + "/b.txt"})
-	if last := scopes[len(scopes)-1]; len(scopes) != 3 || !last.Watched || !slices.Equal(last.Changed, []string{snap}) {
+	if last := (*scopes)[len(*scopes)-1]; len(*scopes) != 3 || !last.Watched || !slices.Equal(last.Changed, []string{snap}) {
 		t.Fatalf("an event's export while the polls look: %+v, want one told of %s only", last, snap)
 	}
 	named = []string{other}
 	poll()
-	if last := scopes[len(scopes)-1]; len(scopes) != 4 || !last.Watched || !slices.Equal(last.Changed, []string{other}) || len(last.Rewrite) != 0 {
-		t.Fatalf("a poll whose Look named %s: %+v, want an export told of it only", other, scopes)
+	if last := (*scopes)[len(*scopes)-1]; len(*scopes) != 4 || !last.Watched || !slices.Equal(last.Changed, []string{other}) || len(last.Rewrite) != 0 {
+		t.Fatalf("a poll whose Look named %s: %+v, want an export told of it only", other, *scopes)
 	}
 	named, again = nil, []string{other}
 	poll()
-	if last := scopes[len(scopes)-1]; len(scopes) != 5 || !last.Watched || len(last.Changed) != 0 || !slices.Equal(last.Rewrite, []string{other}) {
-		t.Errorf("a poll whose Look named %s to write again: %+v, want an export told to write its page", other, scopes)
+	if last := (*scopes)[len(*scopes)-1]; len(*scopes) != 5 || !last.Watched || len(last.Changed) != 0 || !slices.Equal(last.Rewrite, []string{other}) {
+		t.Errorf("a poll whose Look named %s to write again: %+v, want an export told to write its page", other, *scopes)
 	}
 }
 
