@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -368,6 +369,43 @@ func TestDeferredReexport(t *testing.T) {
 		t.Errorf("the flush left the manifest without the held record")
 	}
 	fullAgain("after a flush over a changed manifest")
+
+	// Once more, with another process taking the collection between the
+	// flush's state and its export: the export stays due, and the next
+	// flush runs it.
+	run(cache)
+	retitle(picks[3], "Held, touched, then locked out")
+	run(cache)
+	if err := os.Chtimes(manifestPath, time.Time{}, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	counted := testEvent
+	var other *archive.Lock
+	testEvent = func(e string) {
+		counted(e)
+		if e == "flush export" && other == nil {
+			var err error
+			if other, err = c.Lock("test"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	n, err := Flush(context.Background(), Options{Collection: c, PageSize: pageSize, Cache: cache}, archive.Discard)
+	testEvent = counted
+	if !errors.Is(err, archive.ErrLocked) || n != 0 || !cache.Held() {
+		t.Fatalf("flush locked out of its export: %d, %v, held %v; want ErrLocked and still held", n, err, cache.Held())
+	}
+	other.Unlock()
+	if n := flush(cache); n != 1 || cache.Held() {
+		t.Fatalf("flush after the lock was let go: %d records, held %v; want 1, none", n, cache.Held())
+	}
+	if data, _ := os.ReadFile(manifestPath); !bytes.Contains(data, []byte("Held, touched, then locked out")) {
+		t.Errorf("the second flush left the manifest without the held record")
+	}
+	if n := flush(cache); n != 0 {
+		t.Errorf("a third flush wrote %d records", n)
+	}
+	fullAgain("after a flush locked out once")
 }
 
 // TestDeltaAddsAndRemovesAtTheTop: a snapshot added at the newest end,

@@ -242,18 +242,30 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 // When something other than an export changed the manifest since (a file
 // copied over it, an edit), the records cannot be spliced in: an export
 // of the whole selection writes it again, with them, before Flush returns.
+// Should that export fail (another process holding the collection), the
+// cache still holds it due (Held), for the next Flush.
 func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
 	if p == nil {
 		p = archive.Discard
 	}
 	n, moved, err := flushHeld(ctx, opts, p)
-	if err != nil || !moved {
-		return n, err
+	if err != nil {
+		return 0, err
 	}
-	opts.Defer = false // (the passes hold nothing back in any case)
+	c := opts.Cache
+	if moved {
+		c.remake = n
+	}
+	if c == nil || c.remake == 0 {
+		return n, nil
+	}
+	opts.Defer, opts.Rewrite = false, nil // (the passes hold nothing back in any case)
+	n = c.remake
+	testEvent("flush export")
 	if _, err := Run(ctx, opts, p); err != nil {
 		return 0, err
 	}
+	c.remake = 0 // (as the state it kept says)
 	return n, nil
 }
 
@@ -261,7 +273,7 @@ func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
 // it reports (moved) having written the state with no manifest to splice:
 // the next export writes it whole.
 func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, moved bool, err error) {
-	if !opts.Cache.Held() {
+	if c := opts.Cache; c == nil || c.st == nil || !c.st.unsaved {
 		return 0, false, nil
 	}
 	lock, err := opts.Collection.Lock("export")
@@ -339,9 +351,10 @@ const settleFor = 10 * time.Minute
 // folders inotify has no watch for: a change there then starts an export
 // of its own, and an export need not look at them all itself.
 func Look(ctx context.Context, opts Options, dirs []string) (found Looked, ok bool, err error) {
-	st := opts.Cache.peek()
-	if st == nil || opts.Collection == nil {
-		return Looked{}, false, nil
+	c := opts.Cache
+	st, err := c.current()
+	if err != nil || st == nil || opts.Collection == nil {
+		return Looked{}, false, err
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -364,33 +377,48 @@ func Look(ctx context.Context, opts Options, dirs []string) (found Looked, ok bo
 			st.Snaps[h] = ss
 		}
 	})
-	c := opts.Cache
+	// The folders inside those named before and those named now are
+	// looked into within one budget per look: what it leaves is looked
+	// at next time.
+	budget := lookBudget
 	for dir, was := range c.settling {
 		var gone unix.Stat_t
 		if fs.lstat(dir, &gone) != nil {
 			delete(c.settling, dir)
 			continue
 		}
-		switch inside := fs.insideStamp(dir); {
-		case inside != was.stamp:
+		inside, whole := fs.insideStamp(dir, &budget)
+		switch {
+		case !whole:
+		case inside != was.stamp && inside < fs.trustBefore:
 			found.Rewrite = append(found.Rewrite, dir)
 			c.settling[dir] = settling{inside, at}
-		case at.Sub(was.since) > settleFor:
+		case inside == was.stamp && at.Sub(was.since) > settleFor:
 			delete(c.settling, dir)
 		}
 	}
 	for _, dir := range moved {
-		if !fs.still(dir) {
+		inside, still := fs.still(dir, &budget)
+		if !still {
 			continue // looked at again next time
 		}
 		found.Changed = append(found.Changed, dir)
 		if c.settling == nil {
 			c.settling = map[string]settling{}
 		}
-		c.settling[dir] = settling{fs.insideStamp(dir), at}
+		if len(c.settling) < maxSettling {
+			c.settling[dir] = settling{inside, at}
+		}
 	}
 	return found, true, nil
 }
+
+// lookBudget is how many folders inside snapshot folders one Look looks
+// into, and maxSettling how many snapshot folders it keeps an eye on.
+const (
+	lookBudget  = 4096
+	maxSettling = 1024
+)
 
 // lookFolders looks at the snapshot folders of the last export (also for
 // --full, which keeps what the state knows of unchanged folders).

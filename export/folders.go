@@ -215,47 +215,56 @@ func (fs *folders) read(dir string, was folderSeen) folderSeen {
 }
 
 // still reports whether the snapshot folder dir and the folders in it
-// have changed no entry since fs.trustBefore; a folder gone, or one that
-// cannot be read, has nothing to wait for.
-func (fs *folders) still(dir string) bool {
+// have changed no entry since fs.trustBefore, with the latest ctime of
+// those inside (insideStamp); a folder gone, or one that cannot be read,
+// has nothing to wait for. It is not still when budget ran out first.
+func (fs *folders) still(dir string, budget *int) (inside int64, still bool) {
 	var st unix.Stat_t
 	if fs.lstat(dir, &st) != nil {
-		return true
+		return 0, true
 	}
-	return st.Ctim.Nano() < fs.trustBefore && fs.insideStamp(dir) < fs.trustBefore
+	inside, whole := fs.insideStamp(dir, budget)
+	return inside, whole && st.Ctim.Nano() < fs.trustBefore && inside < fs.trustBefore
 }
 
 // insideStamp is the latest ctime of the folders inside the snapshot
-// folder dir, three levels down and 256 folders at most (a mirror's tree
-// is not walked whole); 0 for none. A file written in a plugin's folder
-// moves it, and nothing an export writes does (its pages lie in dir).
-func (fs *folders) insideStamp(dir string) int64 {
-	var latest int64
-	budget := 256
-	var walk func(rel string, depth int)
-	walk = func(rel string, depth int) {
-		entries, err := readDir(fs.root + "/" + rel)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if !e.IsDir() || budget <= 0 {
+// folder dir: each in it, then those below, three levels down and 256
+// at most (a mirror's tree is not walked whole); 0 for none. A file
+// written in a plugin's folder moves it, and nothing an export writes
+// does (its pages lie in dir). Each folder stat'ed takes one from budget;
+// whole is false when it ran out before the walk's end.
+func (fs *folders) insideStamp(dir string, budget *int) (latest int64, whole bool) {
+	level := []string{dir}
+	for depth, left := 0, 256; depth < 3 && len(level) > 0; depth++ {
+		var next []string
+		for _, rel := range level {
+			entries, err := readDir(fs.root + "/" + rel)
+			if err != nil {
 				continue
 			}
-			budget--
-			sub := rel + "/" + e.Name()
-			var st unix.Stat_t
-			if fs.lstat(sub, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-				continue
-			}
-			latest = max(latest, st.Ctim.Nano())
-			if depth < 3 {
-				walk(sub, depth+1)
+			for _, e := range entries {
+				if !e.IsDir() {
+					continue
+				}
+				if *budget <= 0 {
+					return latest, false
+				}
+				if left <= 0 {
+					return latest, true
+				}
+				*budget, left = *budget-1, left-1
+				sub := rel + "/" + e.Name()
+				var st unix.Stat_t
+				if fs.lstat(sub, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+					continue
+				}
+				latest = max(latest, st.Ctim.Nano())
+				next = append(next, sub)
 			}
 		}
+		level = next
 	}
-	walk(dir, 1)
-	return latest
+	return latest, true
 }
 
 // checkedOf returns what is known of dir without looking at it when

@@ -2,12 +2,15 @@ package export
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/folio-archive/folio/archive"
 )
@@ -378,5 +381,56 @@ func TestLook(t *testing.T) {
 	past := func() time.Time { return time.Now().Add(settleFor + 2*time.Minute) }
 	if got := look(past, archive.ArchiveDir); !nothing(got) || len(cache.settling) != 0 {
 		t.Errorf("Look past settleFor: %+v, %d folders kept an eye on; want nothing, none", got, len(cache.settling))
+	}
+	// Another process exports (the refresh after 'folio add'): Look
+	// compares with the state file it wrote.
+	if _, err := Run(ctx, Options{Collection: c}, archive.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, filepath.FromSlash(other), "gallerydl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := look(later, archive.ArchiveDir); len(got.Changed) != 1 || got.Changed[0] != other {
+		t.Errorf("Look after another process's export and a folder made in %s: %+v", other, got)
+	}
+}
+
+// TestInsideStamp: the latest ctime of the folders inside a snapshot
+// folder takes each folder in it before any below (a wget mirror of
+// hundreds of folders does not hide a plugin folder beside it), and
+// says when the budget ran out before its end.
+func TestInsideStamp(t *testing.T) {
+	root := t.TempDir()
+	snap := "archive/users/alice/snapshots/20240101/example.com/abc"
+	for i := range 300 {
+		if err := os.MkdirAll(filepath.Join(root, snap, "wget", "example.com", fmt.Sprintf("d%03d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"aaa", "zzz", "mmm"} {
+		if err := os.Mkdir(filepath.Join(root, snap, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // a distinct ctime on coarse clocks
+	if err := os.WriteFile(filepath.Join(root, snap, "zzz", "photo.jpg"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(root, snap, "zzz"), &st); err != nil {
+		t.Fatal(err)
+	}
+	fs := folders{root: root}
+	defer fs.bases.close()
+	budget := lookBudget
+	if got, whole := fs.insideStamp(snap, &budget); got != st.Ctim.Nano() || !whole {
+		t.Errorf("insideStamp = %d, %v; want zzz's ctime %d, whole", got, whole, st.Ctim.Nano())
+	}
+	if spent := lookBudget - budget; spent != 256 {
+		t.Errorf("insideStamp looked into %d folders, want 256 (its cap)", spent)
+	}
+	budget = 3
+	if _, whole := fs.insideStamp(snap, &budget); whole || budget != 0 {
+		t.Errorf("with a budget of 3: whole %v, %d left; want not whole, 0", whole, budget)
 	}
 }

@@ -173,6 +173,9 @@ type Cache struct {
 	// settling are the snapshot folders Look named, by path, with the
 	// folders inside them as it last found them.
 	settling map[string]settling
+	// remake: Flush found the manifest changed by something else and
+	// could not yet write it whole; the held records it had, in number.
+	remake int
 }
 
 // settling is a folder Look keeps an eye on: the stamp of the folders
@@ -211,7 +214,7 @@ func (c *Cache) take(path string) (*state, error) {
 // Held reports whether exports with Options.Defer left a manifest and a
 // state for Flush to write.
 func (c *Cache) Held() bool {
-	return c != nil && c.st != nil && c.st.unsaved
+	return c != nil && (c.remake > 0 || c.st != nil && c.st.unsaved)
 }
 
 // HeldListing reports whether what is held adds snapshots to the
@@ -231,16 +234,27 @@ func (c *Cache) HeldListing() bool {
 	return false
 }
 
-// peek returns the state kept, leaving it kept, when its file is still
-// the one it was written to (else nil). Its reader must not change it.
-func (c *Cache) peek() *state {
-	if c == nil || c.st == nil {
-		return nil
+// current returns the state kept, leaving it kept, when its file is
+// still the one it was written to; else, when an export was kept, the
+// state file as another process (a 'folio export', the refresh after
+// 'folio add') wrote it since, which it keeps instead. nil: no export.
+func (c *Cache) current() (*state, error) {
+	if c == nil || c.path == "" {
+		return nil, nil
 	}
-	if id, ok := fileIDOf(c.path); !ok || id != c.id {
-		return nil
+	id, ok := fileIDOf(c.path)
+	if c.st != nil && ok && id == c.id {
+		return c.st, nil
 	}
-	return c.st
+	st, err := readState(c.path)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	if now, ok := fileIDOf(c.path); !ok || now != id {
+		return nil, nil // written again meanwhile: next time
+	}
+	c.st, c.id, c.remake = st, id, 0 // (that export wrote the manifest whole)
+	return st, nil
 }
 
 // keep remembers st, just written to path (or, deferred, still to be).
@@ -249,6 +263,9 @@ func (c *Cache) keep(path string, st *state) {
 		return
 	}
 	c.st = nil
+	if !st.unsaved {
+		c.remake = 0 // the manifest on disk is the one st describes
+	}
 	if id, ok := fileIDOf(path); ok {
 		c.path, c.id, c.st = path, id, st
 	}
