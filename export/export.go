@@ -377,10 +377,18 @@ func Look(ctx context.Context, opts Options, dirs []string) (found Looked, ok bo
 			st.Snaps[h] = ss
 		}
 	})
-	// The folders inside those named before and those named now are
-	// looked into within one budget per look: what it leaves is looked
-	// at next time.
+	// The folders changed are looked into first, then those named before,
+	// within one budget per look: what it leaves is looked at next time.
 	budget := lookBudget
+	var named []settling
+	for _, dir := range moved {
+		inside, still := fs.still(dir, &budget)
+		if !still {
+			continue
+		}
+		found.Changed = append(found.Changed, dir)
+		named = append(named, settling{inside, at})
+	}
 	for dir, was := range c.settling {
 		var gone unix.Stat_t
 		if fs.lstat(dir, &gone) != nil {
@@ -397,17 +405,12 @@ func Look(ctx context.Context, opts Options, dirs []string) (found Looked, ok bo
 			delete(c.settling, dir)
 		}
 	}
-	for _, dir := range moved {
-		inside, still := fs.still(dir, &budget)
-		if !still {
-			continue // looked at again next time
-		}
-		found.Changed = append(found.Changed, dir)
+	for i, dir := range found.Changed {
 		if c.settling == nil {
 			c.settling = map[string]settling{}
 		}
-		if len(c.settling) < maxSettling {
-			c.settling[dir] = settling{inside, at}
+		if _, ok := c.settling[dir]; ok || len(c.settling) < maxSettling {
+			c.settling[dir] = named[i]
 		}
 	}
 	return found, true, nil

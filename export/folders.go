@@ -246,11 +246,11 @@ func (fs *folders) insideStamp(dir string, budget *int) (latest int64, whole boo
 				if !e.IsDir() {
 					continue
 				}
-				if *budget <= 0 {
-					return latest, false
-				}
 				if left <= 0 {
 					return latest, true
+				}
+				if *budget <= 0 {
+					return latest, false
 				}
 				*budget, left = *budget-1, left-1
 				sub := rel + "/" + e.Name()

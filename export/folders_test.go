@@ -395,6 +395,37 @@ func TestLook(t *testing.T) {
 	}
 }
 
+// TestLookChangedFirst: a folder whose names changed is looked into
+// before the folders named earlier, whose mirrors could take the whole
+// budget of a look (here sixteen of 260 folders each).
+func TestLookChangedFirst(t *testing.T) {
+	dir, m, c := generatedIn(t, 6, 4)
+	ctx := context.Background()
+	cache := &Cache{}
+	if _, err := Run(ctx, Options{Collection: c, Cache: cache}, archive.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cache.settling = map[string]settling{}
+	for i := range 16 {
+		big := fmt.Sprintf("archive/users/system/snapshots/20240101/big.example/%032d", i)
+		for j := range 260 {
+			if err := os.MkdirAll(filepath.Join(dir, big, "wget", "big.example", fmt.Sprintf("d%03d", j)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache.settling[big] = settling{stamp: 1, since: time.Now()}
+	}
+	snap := m.Snapshots[1].Dir
+	if err := os.Mkdir(filepath.Join(dir, filepath.FromSlash(snap), "gallerydl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Minute) }
+	got, ok, err := Look(ctx, Options{Collection: c, Cache: cache, Now: later}, []string{archive.ArchiveDir})
+	if err != nil || !ok || len(got.Changed) != 1 || got.Changed[0] != snap {
+		t.Errorf("Look with sixteen big folders kept an eye on: %+v, %v, %v; want %s named", got, ok, err, snap)
+	}
+}
+
 // TestInsideStamp: the latest ctime of the folders inside a snapshot
 // folder takes each folder in it before any below (a wget mirror of
 // hundreds of folders does not hide a plugin folder beside it), and
@@ -432,5 +463,9 @@ func TestInsideStamp(t *testing.T) {
 	budget = 3
 	if _, whole := fs.insideStamp(snap, &budget); whole || budget != 0 {
 		t.Errorf("with a budget of 3: whole %v, %d left; want not whole, 0", whole, budget)
+	}
+	budget = 256 // as much as the cap: the walk ends at the cap, whole
+	if _, whole := fs.insideStamp(snap, &budget); !whole || budget != 0 {
+		t.Errorf("with a budget of 256: whole %v, %d left; want whole, 0", whole, budget)
 	}
 }

@@ -223,7 +223,7 @@ func (c *Cache) Held() bool {
 // the page of a snapshot just added as an archived file: with the
 // sandbox CSP, not folio's.
 func (c *Cache) HeldListing() bool {
-	if !c.Held() {
+	if !c.Held() || c.st == nil {
 		return false
 	}
 	for _, r := range c.st.pending {
@@ -253,7 +253,10 @@ func (c *Cache) current() (*state, error) {
 	if now, ok := fileIDOf(c.path); !ok || now != id {
 		return nil, nil // written again meanwhile: next time
 	}
-	c.st, c.id, c.remake = st, id, 0 // (that export wrote the manifest whole)
+	if id != c.id {
+		c.remake = 0 // another process's export wrote the manifest whole
+	}
+	c.st, c.id = st, id
 	return st, nil
 }
 
