@@ -344,8 +344,8 @@ const settleFor = 10 * time.Minute
 // catalog.ListingAge; then, for settleFor after their last change, those
 // a folder inside changed in (Looked.Rewrite). What it found of the other
 // folders is kept in the cached state, as that export's look would have
-// kept it. ok is false, and nothing is looked at, when the cache holds no
-// export whose state file is still the one on disk.
+// kept it. ok is false, and nothing is looked at, when the cache has kept
+// no export yet (the state file another process wrote since is read).
 //
 // 'folio watch --export' asks it, on the timer that polls them, of the
 // folders inotify has no watch for: a change there then starts an export

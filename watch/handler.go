@@ -23,8 +23,9 @@ type Handler struct {
 	// collection's lock itself.
 	Export func(ctx context.Context, scope ExportScope) (string, error)
 	// Unwatched, when set, returns the folders the watcher misses
-	// (Watcher.Unwatched): every export looks at them and all they hold
-	// besides the folders changes named, or at every folder when all.
+	// (Watcher.Unwatched): without Look, every export looks at them and
+	// all they hold besides the folders changes named; when all, every
+	// export looks at every folder.
 	Unwatched func() (folders []string, all bool)
 	// Look, when set with Export, looks at the snapshot folders at or
 	// below dirs as the next export would (export.Look) and returns those

@@ -217,7 +217,8 @@ index change is indexed for 'folio search' too.
 It uses inotify, one watch per folder down to the snapshot folders. Where
 inotify's per-user watch limit (or --max-watches) is reached, the folders left
 over are looked at every second or so (with --export, also for outputs put in
-their snapshot folders by hand, which start an export once still), and it says so; where inotify is unavailable it polls the whole tree every 2s.
+their snapshot folders by hand, which start an export once still), and it says
+so; where inotify is unavailable it polls the whole tree every 2s.
 --poll forces polling, for network file systems whose changes made on other
 machines inotify never sees. folio's own temp files and the pages an export
 writes are ignored. Ctrl-C stops it (exit 130).`,
