@@ -243,51 +243,44 @@ func Run(ctx context.Context, opts Options, p archive.Printer) (Stats, error) {
 // copied over it, an edit), the records cannot be spliced in: an export
 // of the whole selection writes it again, with them, before Flush returns.
 // Should that export fail (another process holding the collection), the
-// cache still holds it due (Held), for the next Flush.
+// state says it is still due (Held), and the next Flush runs it.
 func Flush(ctx context.Context, opts Options, p archive.Printer) (int, error) {
 	if p == nil {
 		p = archive.Discard
 	}
-	n, moved, err := flushHeld(ctx, opts, p)
+	n, err := flushHeld(ctx, opts, p)
 	if err != nil {
 		return 0, err
 	}
-	c := opts.Cache
-	if moved {
-		c.remake = n
-	}
-	if c == nil || c.remake == 0 {
-		return n, nil
+	if st, err := opts.Cache.current(); err != nil || st == nil || st.ManifestSize >= 0 {
+		return n, err
 	}
 	opts.Defer, opts.Rewrite = false, nil // (the passes hold nothing back in any case)
-	n = c.remake
 	testEvent("flush export")
 	if _, err := Run(ctx, opts, p); err != nil {
 		return 0, err
 	}
-	c.remake = 0 // (as the state it kept says)
 	return n, nil
 }
 
-// flushHeld is Flush but for a manifest changed by something else, which
-// it reports (moved) having written the state with no manifest to splice:
-// the next export writes it whole.
-func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, moved bool, err error) {
+// flushHeld is Flush but for a manifest changed by something else, for
+// which it writes the state saying so (see state.ManifestSize).
+func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, err error) {
 	if c := opts.Cache; c == nil || c.st == nil || !c.st.unsaved {
-		return 0, false, nil
+		return 0, nil
 	}
 	lock, err := opts.Collection.Lock("export")
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	defer lock.Unlock()
 	opts.Rewrite = nil
 	s, err := newSite(opts, nil, p)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	if err := s.takeState(); err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	st := s.prev
 	if st == nil || !st.unsaved {
@@ -296,7 +289,7 @@ func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, mov
 		if s.last != nil && !s.last.unsaved {
 			opts.Cache.keep(s.statePth, s.last)
 		}
-		return 0, false, nil
+		return 0, nil
 	}
 	s.next = st
 	n = len(st.pending)
@@ -305,20 +298,20 @@ func flushHeld(ctx context.Context, opts Options, p archive.Printer) (n int, mov
 		fi, err := os.Stat(target)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != st.ManifestSize || fi.ModTime().UnixNano() != st.ManifestMTime {
 			// Changed since by something else: an export writes it
-			// whole (a state without a manifest size makes it).
-			st.ManifestSize, moved = 0, true
+			// whole.
+			st.ManifestSize = -1
 		} else {
 			if err := s.spliceManifest(target, st.pending); err != nil {
-				return 0, false, err
+				return 0, err
 			}
 			moveOffsets(st.Snaps, st.pending)
 		}
 	}
 	if err := s.batch.Sync(); err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	st.pending, st.unsaved = nil, false
-	return n, moved, s.writeState()
+	return n, s.writeState()
 }
 
 // Looked is what Look found.

@@ -25,7 +25,9 @@ type state struct {
 	Pages []uint64 // fingerprint of root page i+1 (and its search shard)
 	Total uint64   // snapshots exported
 	// ManifestSize and ManifestMTime identify the root index.jsonl the
-	// snapshots' Off and Len point into.
+	// snapshots' Off and Len point into. A ManifestSize below 0 says the
+	// manifest lacks records the state has (Flush found it changed by
+	// something else): an export must write it whole.
 	ManifestSize, ManifestMTime int64
 	// Catalog is the catalog generation the export read: the next one
 	// reads only the rows changed since (see delta).
@@ -173,9 +175,6 @@ type Cache struct {
 	// settling are the snapshot folders Look named, by path, with the
 	// folders inside them as it last found them.
 	settling map[string]settling
-	// remake: Flush found the manifest changed by something else and
-	// could not yet write it whole; the held records it had, in number.
-	remake int
 }
 
 // settling is a folder Look keeps an eye on: the stamp of the folders
@@ -201,20 +200,18 @@ func fileIDOf(path string) (fileID, bool) {
 // one it was written to, else the file's. The export that takes it owns it
 // (it may change it), so the cache is empty until keep.
 func (c *Cache) take(path string) (*state, error) {
-	if c != nil && c.st != nil && c.path == path {
-		st := c.st
-		c.st = nil
-		if id, ok := fileIDOf(path); ok && id == c.id {
-			return st, nil
-		}
+	if c == nil || c.path != path {
+		return readState(path)
 	}
-	return readState(path)
+	st, err := c.current()
+	c.st = nil
+	return st, err
 }
 
 // Held reports whether exports with Options.Defer left a manifest and a
 // state for Flush to write.
 func (c *Cache) Held() bool {
-	return c != nil && (c.remake > 0 || c.st != nil && c.st.unsaved)
+	return c != nil && c.st != nil && (c.st.unsaved || c.st.ManifestSize < 0)
 }
 
 // HeldListing reports whether what is held adds snapshots to the
@@ -223,7 +220,7 @@ func (c *Cache) Held() bool {
 // the page of a snapshot just added as an archived file: with the
 // sandbox CSP, not folio's.
 func (c *Cache) HeldListing() bool {
-	if !c.Held() || c.st == nil {
+	if !c.Held() {
 		return false
 	}
 	for _, r := range c.st.pending {
@@ -236,8 +233,9 @@ func (c *Cache) HeldListing() bool {
 
 // current returns the state kept, leaving it kept, when its file is
 // still the one it was written to; else, when an export was kept, the
-// state file as another process (a 'folio export', the refresh after
-// 'folio add') wrote it since, which it keeps instead. nil: no export.
+// state file as it is (another process, a 'folio export' or the refresh
+// after 'folio add', may have written it since), which it keeps instead.
+// nil: no export, or a file written again while it was read.
 func (c *Cache) current() (*state, error) {
 	if c == nil || c.path == "" {
 		return nil, nil
@@ -253,9 +251,6 @@ func (c *Cache) current() (*state, error) {
 	if now, ok := fileIDOf(c.path); !ok || now != id {
 		return nil, nil // written again meanwhile: next time
 	}
-	if id != c.id {
-		c.remake = 0 // another process's export wrote the manifest whole
-	}
 	c.st, c.id = st, id
 	return st, nil
 }
@@ -266,9 +261,6 @@ func (c *Cache) keep(path string, st *state) {
 		return
 	}
 	c.st = nil
-	if !st.unsaved {
-		c.remake = 0 // the manifest on disk is the one st describes
-	}
 	if id, ok := fileIDOf(path); ok {
 		c.path, c.id, c.st = path, id, st
 	}
