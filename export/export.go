@@ -349,18 +349,11 @@ func Look(ctx context.Context, opts Options, dirs []string) (found Looked, ok bo
 	if err != nil || st == nil || opts.Collection == nil {
 		return Looked{}, false, err
 	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = 8 * runtime.GOMAXPROCS(0)
-	}
-	at := now()
-	fs := folders{root: opts.Collection.Dir, trustBefore: at.Add(-catalog.ListingAge).UnixNano()}
+	opts = opts.withDefaults()
+	at := opts.Now()
+	fs := foldersAt(opts.Collection.Dir, at)
 	defer fs.bases.close()
-	moved, err := fs.look(ctx, st, workers, append([]string{}, dirs...)) // (not nil: none looks at none)
+	moved, err := fs.look(ctx, st, opts.Workers, append([]string{}, dirs...)) // (not nil: none looks at none)
 	if err != nil {
 		return Looked{}, true, err
 	}
@@ -512,7 +505,8 @@ type site struct {
 	rows    *rowCache   // what kept pages' rows need from their folders
 }
 
-func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
+// withDefaults is opts with what it leaves unset filled in.
+func (opts Options) withDefaults() Options {
 	if opts.PageSize <= 0 {
 		opts.PageSize = 250
 	}
@@ -528,13 +522,23 @@ func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, erro
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	return opts
+}
+
+// foldersAt returns the snapshot folders of the collection at root as
+// looked at now: a ctime older than the listing age is trusted.
+func foldersAt(root string, now time.Time) folders {
+	return folders{root: root, trustBefore: now.Add(-catalog.ListingAge).UnixNano()}
+}
+
+func newSite(opts Options, cat *catalog.Catalog, p archive.Printer) (*site, error) {
+	opts = opts.withDefaults()
 	tpl, err := templates.Load(opts.Templates, template.FuncMap{})
 	if err != nil {
 		return nil, err
 	}
 	s := &site{opts: opts, p: p, cat: cat, src: opts.Collection.Dir, tpl: tpl, md: goldmark.New(),
-		sandbox: Sandbox(opts.AllowArchivedScripts), groups: map[uint64]group{},
-		folders: folders{root: opts.Collection.Dir, trustBefore: opts.Now().Add(-catalog.ListingAge).UnixNano()}}
+		sandbox: Sandbox(opts.AllowArchivedScripts), groups: map[uint64]group{}, folders: foldersAt(opts.Collection.Dir, opts.Now())}
 	s.inPlace = opts.Out == ""
 	if s.inPlace {
 		s.dst = s.src
